@@ -1,0 +1,1 @@
+"""Data package: images, fonts and the UI theme."""

@@ -1,0 +1,1 @@
+"""Data package: the player-facing string catalogs."""

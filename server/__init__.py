@@ -1,0 +1,1 @@
+"""MINE DUEL server package."""

@@ -1,0 +1,1 @@
+"""MINE DUEL shared package."""
