@@ -15,8 +15,29 @@ def _replay(argv: Sequence[str]) -> int:
     return main(argv)
 
 
+def _simulate(argv: Sequence[str]) -> int:
+    from mineduel.shared.simulate import main
+
+    return main(argv)
+
+
+def _verify(argv: Sequence[str]) -> int:
+    from mineduel.shared.verify import main
+
+    return main(argv)
+
+
+def _screenshots(argv: Sequence[str]) -> int:
+    from mineduel.client.screenshots import main
+
+    return main(argv)
+
+
 SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "replay": _replay,
+    "simulate": _simulate,
+    "verify": _verify,
+    "screenshots": _screenshots,
 }
 
 
@@ -24,8 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in SUBCOMMANDS:
         return SUBCOMMANDS[args[0]](args[1:])
-    print("mine-duel: the game window is not built yet; try `mine-duel replay FILE`", file=sys.stderr)
-    return 1
+    from mineduel.client.app import main as run_game
+
+    return run_game(args)
 
 
 if __name__ == "__main__":
