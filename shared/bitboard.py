@@ -67,13 +67,27 @@ def cells(mask: Mask) -> Iterator[Cell]:
         mask ^= low
 
 
+_POP8: Final = tuple(b.bit_count() for b in range(256))
+_SELECT8: Final = tuple(tuple(i for i in range(8) if b >> i & 1) for b in range(256))
+
+
 def nth_cell(mask: Mask, n: int) -> Cell:
-    """The ``n``-th cell (0-based, ascending) of ``mask``; ``IndexError`` if there is none."""
+    """The ``n``-th cell (0-based, ascending) of ``mask``; ``IndexError`` if there is none.
+
+    Walks a byte at a time with lookup tables, so a uniform pick (R2) costs at most eight
+    steps instead of one per cell.
+    """
     if n < 0:
         raise IndexError(n)
-    for i, cell in enumerate(cells(mask)):
-        if i == n:
-            return cell
+    base = 0
+    while mask:
+        byte = mask & 0xFF
+        count = _POP8[byte]
+        if n < count:
+            return base + _SELECT8[byte][n]
+        n -= count
+        mask >>= 8
+        base += 8
     raise IndexError(n)
 
 

@@ -265,10 +265,10 @@ class GameState:
     def numbers(self) -> tuple[int, ...]:
         """Numbers of revealed cells, ``-1`` for the others (B4: only revealed cells show them)."""
         mines = self.mines[0] | self.mines[1]
-        revealed = self.revealed
-        return tuple(
-            (NEIGHBOURS[c] & mines).bit_count() if revealed >> c & 1 else -1 for c in range(CELLS)
-        )
+        out = [-1] * CELLS
+        for c in cells(self.revealed):
+            out[c] = (NEIGHBOURS[c] & mines).bit_count()
+        return tuple(out)
 
     def revealer(self, cell: Cell) -> int | None:
         """B3: who revealed ``cell`` first, or ``None`` if it is closed."""
