@@ -1,0 +1,75 @@
+"""``mine-duel-server``: run a MINE DUEL server (defaults suit hosting on a LAN)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from mineduel.server.config import Config, default_db_path
+from mineduel.shared import protocol
+
+
+def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
+    parser = argparse.ArgumentParser(
+        prog="mine-duel-server",
+        description="Run a MINE DUEL server: rooms, matches and LAN discovery (docs/PROTOCOL.md).",
+    )
+    parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0, all)")
+    parser.add_argument("--port", type=int, default=protocol.DEFAULT_PORT, help=f"TCP port (default {protocol.DEFAULT_PORT}; 0 picks a free one)")
+    parser.add_argument("--udp-port", type=int, default=protocol.DEFAULT_UDP_PORT, help=f"UDP discovery port (default {protocol.DEFAULT_UDP_PORT}; 0 picks one)")
+    parser.add_argument("--no-discovery", action="store_true", help="do not answer LAN discovery")
+    parser.add_argument("--db", default=None, help=f"SQLite database path (default {default_db_path()})")
+    parser.add_argument("--db-sync", default="FULL", choices=["FULL", "NORMAL", "EXTRA"], help="SQLite synchronous mode (FULL: every accepted action survives power loss)")
+    parser.add_argument("--name", default="MINE DUEL server", help="server name shown by LAN discovery")
+    parser.add_argument("--public-host", default=None, help="host written into invite links (default: the address each client dialled)")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warn", "error"])
+    parser.add_argument("--max-connections-per-address", type=int, default=16)
+    parser.add_argument("--rate", type=float, default=20.0, help="messages per second per connection")
+    # Rule timings are fixed by RULES.md; these exist for tests and demos only.
+    parser.add_argument("--turn-seconds", type=float, default=protocol.TURN_SECONDS, help=argparse.SUPPRESS)
+    parser.add_argument("--grace-seconds", type=float, default=protocol.GRACE_SECONDS, help=argparse.SUPPRESS)
+    parser.add_argument("--idle-timeout", type=float, default=protocol.IDLE_TIMEOUT, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    return Config(
+        host=args.host,
+        port=args.port,
+        udp_port=None if args.no_discovery else args.udp_port,
+        db=args.db,
+        db_sync=args.db_sync,
+        name=args.name,
+        public_host=args.public_host,
+        turn_seconds=args.turn_seconds,
+        grace_seconds=args.grace_seconds,
+        idle_timeout=args.idle_timeout,
+        max_connections_per_address=args.max_connections_per_address,
+        rate_per_second=args.rate,
+        rate_burst=max(args.rate * 2, 1.0),
+    ), args.log_level
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    config, level = parse_args(argv)
+    from twisted.internet import reactor
+    from twisted.internet.error import CannotListenError
+
+    from mineduel.server import logs
+    from mineduel.server.service import start_server
+
+    logs.begin(sys.stdout, level)
+    try:
+        handle = start_server(reactor, config)
+    except CannotListenError as exc:
+        print(f"mine-duel-server: cannot listen: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # e.g. the database cannot be opened
+        print(f"mine-duel-server: {exc}", file=sys.stderr)
+        return 1
+    # reactor.run() turns SIGINT/SIGTERM into reactor.stop(); "before shutdown" waits for this.
+    reactor.addSystemEventTrigger("before", "shutdown", handle.stop, "shutdown")
+    reactor.run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""Server settings: one frozen object handed to every layer (no globals)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from mineduel.shared import protocol
+
+try:
+    from importlib.metadata import version as _version
+
+    SERVER_VERSION = _version("mine-duel")
+except Exception:  # pragma: no cover - running from a source tree without metadata
+    SERVER_VERSION = "0.0.0"
+
+
+def default_db_path() -> str:
+    """``mineduel-server.sqlite3`` in the user's data folder (platformdirs)."""
+    from platformdirs import user_data_dir
+
+    return f"{user_data_dir('mine-duel', appauthor=False)}/mineduel-server.sqlite3"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything tunable; the defaults suit a friend hosting on a LAN."""
+
+    host: str = "0.0.0.0"
+    port: int = protocol.DEFAULT_PORT
+    udp_port: int | None = protocol.DEFAULT_UDP_PORT  # None: no LAN discovery
+    db: str | None = None  # None: default_db_path(); ":memory:" for a throw-away server
+    db_sync: str = "FULL"
+    name: str = "MINE DUEL server"
+    version: str = SERVER_VERSION
+    public_host: str | None = None  # host written into invite links; default: the address dialled
+    # Rules timing (RULES.md O4, O5, O12) — change only for tests.
+    turn_seconds: float = protocol.TURN_SECONDS
+    grace_seconds: float = protocol.GRACE_SECONDS
+    # Presence (O12).
+    ping_interval: float = protocol.PING_INTERVAL
+    idle_timeout: float = protocol.IDLE_TIMEOUT
+    # Retention (O15).
+    room_ttl: float = 24 * 3600.0
+    result_ttl: float = 24 * 3600.0
+    sweep_interval: float = 600.0
+    clock_interval: float = 1.0  # how often the server clock is written to disk
+    # Limits.
+    max_line: int = protocol.MAX_LINE
+    rate_per_second: float = 20.0
+    rate_burst: float = 40.0
+    max_connections_per_address: int = 16
+    max_connections: int = 2000
+    max_rooms: int = 10000
+    code_failures: int = 10  # unknown room codes per address ...
+    code_failure_window: float = 60.0  # ... per this many seconds
+    restore_slice: float = 0.010  # seconds of restoring work per reactor turn (< 20 ms)
+
+    def with_(self, **changes: object) -> Config:
+        return replace(self, **changes)  # type: ignore[arg-type]

@@ -1,0 +1,116 @@
+"""LAN discovery over UDP (docs/PROTOCOL.md, "LAN discovery").
+
+A client sends the datagram ``{"type":"discover","protocol":1}`` to the server's UDP port
+(broadcast ``255.255.255.255`` on a LAN, or any host directly); every server answers the
+sender with ``{"type":"server","protocol":1,"name":…,"version":…,"port":TCP,"open_rooms":N}``.
+Anything else is ignored (no reply, so the port cannot be used to amplify traffic: a reply is
+never more than a few times the request and only goes to a well-formed request's sender).
+
+:func:`discover` is the client half; the game client reuses it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from twisted.internet.defer import Deferred
+from twisted.internet.protocol import DatagramProtocol
+from twisted.logger import Logger
+
+from mineduel.shared import protocol
+
+log = Logger(namespace="mineduel.discovery")
+
+MAX_DATAGRAM = 512
+
+
+def request_datagram() -> bytes:
+    return json.dumps({"type": "discover", "protocol": protocol.PROTOCOL_VERSION}, separators=(",", ":")).encode()
+
+
+class DiscoveryServer(DatagramProtocol):
+    """Answers discovery requests with this server's name, version, TCP port and open rooms."""
+
+    def __init__(self, describe: Callable[[], dict[str, Any]]) -> None:
+        self.describe = describe
+
+    def datagramReceived(self, data: bytes, addr: tuple[str, int]) -> None:
+        if len(data) > MAX_DATAGRAM:
+            return
+        try:
+            msg = json.loads(data.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            return
+        if not isinstance(msg, dict) or msg.get("type") != "discover":
+            return
+        reply = {"type": "server", "protocol": protocol.PROTOCOL_VERSION, **self.describe()}
+        try:
+            self.transport.write(json.dumps(reply, separators=(",", ":")).encode(), addr)
+        except OSError as exc:  # e.g. no route back
+            log.warn("discovery reply to {addr} failed: {exc}", addr=addr, exc=exc)
+
+
+@dataclass(frozen=True)
+class FoundServer:
+    """One answer to :func:`discover`."""
+
+    host: str
+    port: int
+    name: str
+    version: str
+    protocol: int
+    open_rooms: int
+
+
+class _Collector(DatagramProtocol):
+    def __init__(self) -> None:
+        self.found: dict[tuple[str, int], FoundServer] = {}
+
+    def datagramReceived(self, data: bytes, addr: tuple[str, int]) -> None:
+        try:
+            msg = json.loads(data.decode("utf-8"))
+            if msg.get("type") != "server":
+                return
+            server = FoundServer(
+                host=addr[0],
+                port=int(msg["port"]),
+                name=str(msg.get("name", "")),
+                version=str(msg.get("version", "")),
+                protocol=int(msg["protocol"]),
+                open_rooms=int(msg.get("open_rooms", 0)),
+            )
+        except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
+            return
+        self.found[(server.host, server.port)] = server
+
+
+def discover(
+    reactor: Any,
+    port: int = protocol.DEFAULT_UDP_PORT,
+    timeout: float = 1.0,
+    targets: Sequence[str] = ("255.255.255.255", "127.0.0.1"),
+) -> Deferred[list[FoundServer]]:
+    """Ask every server on the LAN (and this machine) to answer; the answers after ``timeout``.
+
+    Each target gets one request; send failures (no route, no broadcast permission) are
+    skipped, as TOOLCHAIN.md advises. Servers are listed by host and TCP port.
+    """
+    collector = _Collector()
+    listening = reactor.listenUDP(0, collector)
+    listening.setBroadcastAllowed(True)
+    for target in targets:
+        try:
+            listening.write(request_datagram(), (target, port))
+        except OSError as exc:
+            log.debug("discovery to {target} failed: {exc}", target=target, exc=exc)
+    done: Deferred[list[FoundServer]] = Deferred()
+
+    def finish() -> None:
+        listening.stopListening()
+        done.callback(sorted(collector.found.values(), key=lambda s: (s.host, s.port)))
+
+    reactor.callLater(timeout, finish)
+    return done

@@ -1,0 +1,962 @@
+"""Rooms, seats, deadlines and presence: the server's authority (RULES.md §7 O1–O16).
+
+Injected, never global: a clock (``IReactorTime``: ``seconds`` and ``callLater``), a
+``randbytes`` entropy source, a :class:`~mineduel.server.storage.Storage` and an
+:class:`Outbox`. With ``twisted.internet.task.Clock`` and a recording outbox every deadline
+rule is a deterministic unit test; the Twisted protocol (``net.py``) only frames and forwards.
+
+Views are filtered here, at the boundary: a seat's messages are built from
+``GameState.view(seat)`` and from record entries passed through :func:`event_json`, never from
+the board itself (V2, V4, V5).
+
+Server clock: deadlines live on a *server clock* = reactor time − ``offset``. ``offset`` is 0
+for a fresh database; after a restart it is chosen so the server clock resumes where it was
+last written (``meta.clock``, written every second and at shutdown). Time while the server
+was down therefore does not count against anyone: every deadline is re-armed with the time it
+had left when the server went down (within the 1 s write interval).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import hmac
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
+from twisted.logger import Logger
+
+from mineduel.server.config import Config
+from mineduel.server.match import LiveMatch, RandBytes
+from mineduel.server.storage import Storage, Write
+from mineduel.shared import fairness, protocol
+from mineduel.shared.engine import Action, ActionType, Refusal
+from mineduel.shared.protocol import ErrorCode, ProtocolError, ServerType
+
+log = Logger(namespace="mineduel.rooms")
+
+EPS = 1e-6
+"""Float slack when a timer fires exactly at a deadline."""
+
+BLOB_VERSION = 1
+
+
+class Outbox(Protocol):
+    """Where messages go: the Twisted factory in production, a recorder in tests."""
+
+    def send(self, peer: int, message: Mapping[str, Any]) -> None: ...
+
+    def close(self, peer: int) -> None: ...
+
+
+@dataclass
+class PeerInfo:
+    """One connection as the room logic sees it."""
+
+    id: int
+    address: str  # the remote IP (limits)
+    host: str = "127.0.0.1"  # the local address the client dialled (invite links)
+    port: int = protocol.DEFAULT_PORT
+
+
+@dataclass
+class Seat:
+    """A seat in a room; ``sid`` is stable, ``peer`` is the live connection (not stored)."""
+
+    sid: int
+    token_hash: str
+    name: str = ""
+    seed: str = ""  # latest client seed (R1); empty if the client never sent one
+    ready: bool = False
+    rematch: bool = False
+    away_since: float | None = None  # O12: when the drop was detected, during a match
+    grace: float | None = None  # O12: away_since + grace_seconds
+    expired: float | None = None  # O12: when the grace ran out while the opponent was away too
+    peer: int | None = None
+
+    def to_blob(self) -> dict[str, Any]:
+        return {
+            "sid": self.sid,
+            "token_hash": self.token_hash,
+            "name": self.name,
+            "seed": self.seed,
+            "ready": self.ready,
+            "rematch": self.rematch,
+            "away_since": self.away_since,
+            "grace": self.grace,
+            "expired": self.expired,
+        }
+
+    @classmethod
+    def from_blob(cls, blob: dict[str, Any]) -> Seat:
+        return cls(**blob)
+
+
+@dataclass
+class Room:
+    code: str
+    created: float
+    next_seed: str  # server seed of the next match; its commitment is published in advance
+    seats: list[Seat] = field(default_factory=list)  # in join order
+    next_sid: int = 0
+    number: int = 0  # matches started in this room (R1 nonce of the last one)
+    match: LiveMatch | None = None
+    call: IDelayedCall | None = None
+
+    @property
+    def status(self) -> str:
+        if self.match is None:
+            return "waiting"
+        return "finished" if self.match.over else "playing"
+
+    def expires(self, config: Config) -> float | None:
+        """O15: waiting rooms 24 h after creation, results 24 h after the end, play never."""
+        if self.match is None:
+            return self.created + config.room_ttl
+        if not self.match.over:
+            return None
+        assert self.match.ended is not None
+        return self.match.ended + config.result_ttl
+
+    def seat(self, sid: int) -> Seat:
+        for seat in self.seats:
+            if seat.sid == sid:
+                return seat
+        raise KeyError(sid)
+
+    def other(self, seat: Seat) -> Seat | None:
+        for s in self.seats:
+            if s is not seat:
+                return s
+        return None
+
+    def match_seats(self) -> tuple[Seat, Seat] | None:
+        """The seats of the current match, by record seat, if both are still seated."""
+        if self.match is None:
+            return None
+        try:
+            return self.room_seat(0), self.room_seat(1)
+        except KeyError:
+            return None
+
+    def room_seat(self, record_seat: int) -> Seat:
+        assert self.match is not None
+        return self.seat(self.match.players[record_seat])
+
+    def to_blob(self) -> dict[str, Any]:
+        return {
+            "v": BLOB_VERSION,
+            "code": self.code,
+            "created": self.created,
+            "next_seed": self.next_seed,
+            "next_sid": self.next_sid,
+            "number": self.number,
+            "seats": [s.to_blob() for s in self.seats],
+            "match": None if self.match is None else self.match.to_blob(),
+        }
+
+
+def hash_token(token: str) -> str:
+    """O16: only SHA-256 of a session token is ever stored."""
+    return hashlib.sha256(token.encode("ascii")).hexdigest()
+
+
+def event_json(entry: Mapping[str, Any], seq: int, me: int) -> dict[str, Any]:
+    """One record action as seat ``me`` may see it: the opponent's plant never shows its cell."""
+    kind = entry["type"]
+    seat = entry["seat"]
+    out: dict[str, Any] = {"seq": seq, "by": "me" if seat == me else "opponent", "action": kind}
+    if "cell" in entry and (kind != "plant" or seat == me):
+        out["cell"] = entry["cell"]
+    out["at"] = entry["at"]
+    if entry.get("auto"):
+        out["auto"] = True
+    if kind == "plant":
+        out["commitment"] = entry["commitment"]
+        out["transcript"] = entry["transcript"]
+    return out
+
+
+class Rooms:
+    """Every room of one server process and the rules that move them."""
+
+    def __init__(
+        self,
+        *,
+        clock: IReactorTime,
+        randbytes: RandBytes,
+        storage: Storage,
+        outbox: Outbox,
+        config: Config,
+        wall: Callable[[], float] | None = None,
+    ) -> None:
+        self.clock = clock
+        self.randbytes = randbytes
+        self.storage = storage
+        self.outbox = outbox
+        self.config = config
+        self.wall = wall if wall is not None else clock.seconds
+        self.rooms: dict[str, Room] = {}
+        self.peers: dict[int, PeerInfo] = {}
+        self.peer_seat: dict[int, tuple[Room, Seat]] = {}
+        self._pending: set[str] = set()
+        saved = storage.meta("clock")
+        self.offset = 0.0 if saved is None else clock.seconds() - float(saved)
+
+    # ----- time and entropy ---------------------------------------------------------------
+    def now(self) -> float:
+        """The server clock (see the module docstring)."""
+        return self.clock.seconds() - self.offset
+
+    def _hex(self, nbytes: int) -> str:
+        return self.randbytes(nbytes).hex()
+
+    def _new_code(self) -> str:
+        alphabet = protocol.ROOM_CODE_ALPHABET
+        limit = 256 - 256 % len(alphabet)
+        while True:
+            chars: list[str] = []
+            while len(chars) < protocol.ROOM_CODE_LENGTH:
+                for b in self.randbytes(protocol.ROOM_CODE_LENGTH):
+                    if b < limit and len(chars) < protocol.ROOM_CODE_LENGTH:
+                        chars.append(alphabet[b % len(alphabet)])
+            code = "".join(chars)
+            if code not in self.rooms and code not in self._pending:
+                return code
+
+    # ----- lookups ------------------------------------------------------------------------------
+    def room(self, code: str) -> Room:
+        """The room with ``code`` (restored from storage first if still pending)."""
+        if code in self._pending:
+            write = Write()
+            self._restore_room(code, write)
+            self._commit_write(write)
+        room = self.rooms.get(code)
+        if room is None:
+            raise ProtocolError(ErrorCode.ROOM_NOT_FOUND, f"no room {code}")
+        return room
+
+    def seated(self, peer: int) -> tuple[Room, Seat]:
+        found = self.peer_seat.get(peer)
+        if found is None:
+            raise ProtocolError(ErrorCode.NOT_SEATED, "this connection holds no seat: create, join or resume first")
+        return found
+
+    def open_rooms(self) -> int:
+        """Rooms someone could join now (LAN discovery)."""
+        return sum(1 for r in self.rooms.values() if len(r.seats) < 2 and r.status != "playing")
+
+    # ----- requests (each raises ProtocolError and changes nothing, or succeeds) ------------------
+    def create(self, peer: int, *, name: str, seed: str | None, rid: Any = None) -> None:
+        if peer in self.peer_seat:
+            raise ProtocolError(ErrorCode.ALREADY_SEATED, "this connection already holds a seat")
+        if len(self.rooms) + len(self._pending) >= self.config.max_rooms:
+            raise ProtocolError(ErrorCode.TOO_MANY_ROOMS, "the server has no room for more rooms")
+        token = self._hex(32)
+        room = Room(code=self._new_code(), created=self.now(), next_seed=self._hex(32))
+        seat = Seat(sid=0, token_hash=hash_token(token), name=name, seed=seed or "")
+        room.seats.append(seat)
+        room.next_sid = 1
+        self._store(Write(rooms={room.code: room.to_blob()}))
+        self.rooms[room.code] = room
+        self._attach(peer, room, seat)
+        log.info("room_created room={room} peer={peer}", room=room.code, peer=peer)
+        self._send(
+            peer,
+            {
+                "type": ServerType.ROOM_CREATED.value,
+                "room": room.code,
+                "invite": self._invite(peer, room),
+                "token": token,
+                **({"id": rid} if rid is not None else {}),
+            },
+        )
+        self._send(peer, self._room_message(room, seat))
+
+    def peek(self, peer: int, code: str, rid: Any = None) -> None:
+        room = self.room(code)
+        msg: dict[str, Any] = {
+            "type": ServerType.ROOM_INFO.value,
+            "room": room.code,
+            "status": room.status,
+            "seats": len(room.seats),
+            "open": len(room.seats) < 2,
+            "commitment": fairness.commitment(room.next_seed),
+        }
+        if rid is not None:
+            msg["id"] = rid
+        self._send(peer, msg)
+
+    def join(self, peer: int, code: str, *, name: str, seed: str | None, rid: Any = None) -> None:
+        if peer in self.peer_seat:
+            raise ProtocolError(ErrorCode.ALREADY_SEATED, "this connection already holds a seat")
+        room = self.room(code)
+        if len(room.seats) >= 2:
+            raise ProtocolError(ErrorCode.ROOM_FULL, f"room {code} has two players")
+        token = self._hex(32)
+        seat = Seat(sid=room.next_sid, token_hash=hash_token(token), name=name, seed=seed or "")
+        snap = self._snapshot(room)
+        room.seats.append(seat)
+        room.next_sid += 1
+        self._commit_room(room, snap)
+        self._attach(peer, room, seat)
+        log.info("room_joined room={room} peer={peer}", room=room.code, peer=peer)
+        reply = {"type": ServerType.JOINED.value, "room": room.code, "token": token, "resumed": False,
+                 "invite": self._invite(peer, room)}
+        if rid is not None:
+            reply["id"] = rid
+        self._send(peer, reply)
+        self._send_room(room)
+
+    def resume(self, peer: int, code: str, token: str, rid: Any = None) -> None:
+        room = self.room(code)
+        wanted = hash_token(token)
+        seat = None
+        for s in room.seats:
+            if hmac.compare_digest(s.token_hash, wanted):  # O16: constant-time comparison
+                seat = s
+        if seat is None:
+            raise ProtocolError(ErrorCode.BAD_TOKEN, "no seat of this room has that token")
+        current = self.peer_seat.get(peer)
+        if current is not None and current[1] is not seat:
+            raise ProtocolError(ErrorCode.ALREADY_SEATED, "this connection already holds another seat")
+        self._settle_and_publish(room)
+        snap = self._snapshot(room)
+        entries: list[dict[str, Any]] = []
+        match = room.match
+        running = match is not None and not match.over and room.match_seats() is not None
+        if running and seat.expired is None:
+            assert match is not None
+            seat.away_since = None
+            seat.grace = None
+            other = room.other(seat)
+            if other is not None and other.expired is not None:
+                # O12: this seat came back within its grace; the one that ran out first loses.
+                entries = match.end_by(ActionType.DISCONNECT, match.record_seat(other.sid), self.now(), self.randbytes)
+        self._commit_room(room, snap, entries)
+        old = seat.peer
+        if old is not None and old != peer:
+            self._send(old, protocol.error(ErrorCode.REPLACED, "this seat was resumed on another connection"))
+            self._detach(old)
+            self.outbox.close(old)
+        self._attach(peer, room, seat)
+        log.info("seat_resumed room={room} sid={sid} peer={peer}", room=room.code, sid=seat.sid, peer=peer)
+        reply = {"type": ServerType.JOINED.value, "room": room.code, "resumed": True, "invite": self._invite(peer, room)}
+        if rid is not None:
+            reply["id"] = rid
+        self._send(peer, reply)
+        self._send(peer, self._room_message(room, seat))
+        if match is not None and room.match_seats() is not None and seat.sid in match.players:
+            me = match.record_seat(seat.sid)
+            self._send(peer, self._match_start_message(room, me))
+            history = [event_json(e, i, me) for i, e in enumerate(match.actions)]
+            self._send(peer, self._state_message(match, me, history))
+            if match.over and not entries:
+                self._send(peer, self._match_end_message(room, me))
+        other = room.other(seat)
+        if other is not None and other.peer is not None:
+            if running:
+                self._send(other.peer, self._presence_message(seat))
+            self._send(other.peer, self._room_message(room, other))
+        if entries:
+            self._notify_match(room, entries)
+
+    def ready(self, peer: int, *, ready: bool, seed: str | None) -> None:
+        room, seat = self.seated(peer)
+        self._settle_and_publish(room)
+        if room.status == "playing":
+            raise ProtocolError(ErrorCode.MATCH_RUNNING, "a match is in progress")
+        if room.status == "finished" and self._same_pair(room):
+            # After a finished match of the same two seats, ready means rematch (O14).
+            self.rematch(peer, seed=seed)
+            return
+        snap = self._snapshot(room)
+        seat.ready = ready
+        if seed is not None:
+            seat.seed = seed
+        self._try_start(room, snap)
+
+    def leave(self, peer: int) -> None:
+        room, seat = self.seated(peer)
+        self._settle_and_publish(room)
+        if room.status == "playing" and seat.sid in room.match.players:  # type: ignore[union-attr]
+            raise ProtocolError(ErrorCode.MATCH_RUNNING, "a match is in progress: resign first")
+        snap = self._snapshot(room)
+        room.seats.remove(seat)
+        for s in room.seats:
+            s.ready = False
+            s.rematch = False
+        if room.seats:
+            self._commit_room(room, snap)
+        else:
+            write = Write(rooms={room.code: None})
+            if room.match is not None:
+                write.drop_actions.append(room.match.id)
+            try:
+                self._store(write)
+            except ProtocolError:
+                self._rollback(room, snap)
+                raise
+            self._forget(room)
+        self._detach(peer)
+        log.info("seat_left room={room} sid={sid}", room=room.code, sid=seat.sid)
+        self._send_room(room)
+
+    def act(self, peer: int, kind: str, cell: int | None, *, match_id: str | None, seq: int | None) -> int:
+        """A rules action (explore/plant/flag/unflag/end_turn); returns the new seq."""
+        room, seat = self.seated(peer)
+        match, me = self._match_for(room, seat, match_id)
+        if seat.expired is not None:
+            raise ProtocolError(ErrorCode.GRACE_EXPIRED, "your reconnection grace ran out (O12)")
+        if match.state.to_move != me:
+            raise ProtocolError(ErrorCode.NOT_YOUR_TURN, "it is not your turn")
+        if seq is not None and seq != match.seq:
+            raise ProtocolError(ErrorCode.STALE_STATE, f"the match is at seq {match.seq}, not {seq}")
+        snap = self._snapshot(room)
+        result = match.apply(Action(me, ActionType(kind), cell), at=self.now(), randbytes=self.randbytes)
+        if isinstance(result, Refusal):
+            raise ProtocolError(result.value, _REFUSAL_TEXT.get(result, str(result)))
+        self._commit_room(room, snap, result)
+        self._notify_match(room, result)
+        return match.seq
+
+    def resign(self, peer: int, *, match_id: str | None) -> int:
+        room, seat = self.seated(peer)
+        match, me = self._match_for(room, seat, match_id)
+        snap = self._snapshot(room)
+        entries = match.end_by(ActionType.RESIGN, me, self.now(), self.randbytes)
+        self._commit_room(room, snap, entries)
+        self._notify_match(room, entries)
+        return match.seq
+
+    def rematch(self, peer: int, *, seed: str | None) -> None:
+        room, seat = self.seated(peer)
+        self._settle_and_publish(room)
+        if room.match is None:
+            raise ProtocolError(ErrorCode.NO_MATCH, "no match has been played in this room")
+        if not room.match.over:
+            raise ProtocolError(ErrorCode.NOT_FINISHED, "the match is still in progress")
+        if not self._same_pair(room):
+            raise ProtocolError(ErrorCode.OPPONENT_MISSING, "the previous opponent has left: a new opponent plays after ready")
+        snap = self._snapshot(room)
+        seat.rematch = True
+        if seed is not None:
+            seat.seed = seed
+        a, b = room.seats
+        if a.rematch and b.rematch and a.peer is not None and b.peer is not None:
+            self._start(room, snap, first_sid=room.match.players[1])  # O14: sides swap
+        else:
+            self._commit_room(room, snap)
+            for s in room.seats:
+                if s.peer is not None:
+                    self._send(s.peer, self._rematch_message(room, s))
+
+    def get_record(self, peer: int, match_id: str, rid: Any = None) -> None:
+        text = self.storage.load_result(match_id)
+        if text is None:
+            for room in self.rooms.values():
+                if room.match is not None and room.match.id == match_id and not room.match.over:
+                    raise ProtocolError(ErrorCode.NOT_FINISHED, "the record is published after the end")
+            raise ProtocolError(ErrorCode.NOT_FOUND, f"no finished match {match_id} (kept 24 h)")
+        import json
+
+        msg = {"type": ServerType.RECORD.value, "match_id": match_id, "record": json.loads(text)}
+        if rid is not None:
+            msg["id"] = rid
+        self._send(peer, msg)
+
+    # ----- connections -------------------------------------------------------------------------
+    def peer_lost(self, peer: int) -> None:
+        """O12: the connection is gone (clean close at once, silent drop by the idle timeout)."""
+        self.peers.pop(peer, None)
+        found = self.peer_seat.get(peer)
+        if found is None:
+            return
+        room, seat = found
+        self._settle_and_publish(room)  # while this seat still counts as connected
+        self._detach(peer)
+        snap = self._snapshot(room)
+        now = self.now()
+        if room.status == "playing" and seat.sid in room.match.players:  # type: ignore[union-attr]
+            if seat.expired is None:
+                seat.away_since = now
+                seat.grace = now + self.config.grace_seconds
+        else:
+            seat.ready = False
+            seat.rematch = False
+        try:
+            self._commit_room(room, snap)
+        except ProtocolError:
+            log.error("storage failed recording a disconnection in room {room}", room=room.code)
+            return
+        log.info("seat_away room={room} sid={sid}", room=room.code, sid=seat.sid)
+        other = room.other(seat)
+        if other is not None and other.peer is not None:
+            if room.status == "playing":
+                self._send(other.peer, self._presence_message(seat))
+            self._send(other.peer, self._room_message(room, other))
+
+    # ----- the clock ------------------------------------------------------------------------------
+    def _arm(self, room: Room) -> None:
+        if room.call is not None and room.call.active():
+            room.call.cancel()
+        room.call = None
+        match = room.match
+        if match is None or match.over or room.match_seats() is None:
+            return
+        times = [match.deadline] if match.deadline is not None else []
+        for seat in room.seats:
+            if seat.grace is not None and seat.expired is None:
+                times.append(seat.grace)
+        if times:
+            delay = max(0.0, min(times) - self.now())
+            room.call = self.clock.callLater(delay, self._on_timer, room.code)
+
+    def _on_timer(self, code: str) -> None:
+        room = self.rooms.get(code)
+        if room is None:
+            return
+        room.call = None
+        self._settle_and_publish(room)
+        if room.call is None:
+            self._arm(room)
+
+    def _settle(self, room: Room, now: float) -> list[dict[str, Any]]:
+        """O6: every deadline due by ``now``, in time order: turn timeouts and ran-out graces."""
+        match = room.match
+        pair = room.match_seats()
+        entries: list[dict[str, Any]] = []
+        if match is None or pair is None:
+            return entries
+        while not match.over:
+            due: list[tuple[float, int, int]] = []
+            if match.deadline is not None and match.deadline <= now + EPS:
+                due.append((match.deadline, 0, -1))
+            for rs, seat in enumerate(pair):
+                if seat.grace is not None and seat.expired is None and seat.grace <= now + EPS:
+                    due.append((seat.grace, 1, rs))
+            if not due:
+                break
+            at, kind, rs = min(due)
+            if kind == 0:
+                entries += match.expire(at, self.randbytes)  # O4/O5
+                continue
+            seat, other = pair[rs], pair[1 - rs]
+            seat.expired = at
+            if other.expired is not None:
+                entries += match.end_by(ActionType.VOID, rs, at, self.randbytes)  # both graces over
+            elif other.peer is not None:
+                entries += match.end_by(ActionType.DISCONNECT, rs, at, self.randbytes)
+            # else: the opponent is away too and still within its grace: wait (O12).
+        return entries
+
+    def _settle_and_publish(self, room: Room) -> None:
+        """Settle due deadlines, store and announce them (before any request is looked at)."""
+        snap = self._snapshot(room)
+        entries = self._settle(room, self.now())
+        changed = entries or self._snapshot_differs(room, snap)
+        if not changed:
+            return
+        try:
+            self._commit_room(room, snap, entries)
+        except ProtocolError:
+            log.error("storage failed settling room {room}; retrying in 1 s", room=room.code)
+            room.call = self.clock.callLater(1.0, self._on_timer, room.code)
+            return
+        if entries:
+            self._notify_match(room, entries)
+
+    # ----- match start -------------------------------------------------------------------------------
+    def _same_pair(self, room: Room) -> bool:
+        return (
+            room.match is not None
+            and len(room.seats) == 2
+            and set(room.match.players) == {s.sid for s in room.seats}
+        )
+
+    def _try_start(self, room: Room, snap: Any) -> None:
+        if len(room.seats) == 2 and all(s.ready and s.peer is not None for s in room.seats):
+            self._start(room, snap, first_sid=None)
+            return
+        self._commit_room(room, snap)
+        self._send_room(room)
+
+    def _start(self, room: Room, snap: Any, *, first_sid: int | None) -> None:
+        a, b = room.seats
+        previous = room.match
+        match = LiveMatch.start(
+            match_id=self._hex(8),
+            number=room.number + 1,
+            seats_in_join_order=(a.sid, b.sid),
+            first_sid=first_sid,
+            server_seed=room.next_seed,
+            client_seeds=(a.seed, b.seed),
+            now=self.now(),
+            wall=self.wall(),
+            turn_seconds=self.config.turn_seconds,
+            names_by_sid={a.sid: a.name, b.sid: b.name},
+        )
+        room.match = match
+        room.number += 1
+        room.next_seed = self._hex(32)
+        for s in room.seats:
+            s.ready = s.rematch = False
+            s.away_since = s.grace = s.expired = None
+        drop = [previous.id] if previous is not None else []
+        self._commit_room(room, snap, drop=drop)
+        log.info(
+            "match_started room={room} match={match} first={first} rule={rule}",
+            room=room.code, match=match.id, first=match.players[0], rule=match.first_rule,
+        )
+        for rs in (0, 1):
+            peer = room.room_seat(rs).peer
+            if peer is not None:
+                self._send(peer, self._match_start_message(room, rs))
+                self._send(peer, self._state_message(match, rs, []))
+        self._send_room(room)
+
+    def _match_for(self, room: Room, seat: Seat, match_id: str | None) -> tuple[LiveMatch, int]:
+        """Settle, then the checks every match request shares (documented order)."""
+        self._settle_and_publish(room)
+        match = room.match
+        if match is None or seat.sid not in match.players:
+            raise ProtocolError(ErrorCode.NO_MATCH, "no match of yours in this room")
+        if match_id is not None and match_id != match.id:
+            raise ProtocolError(ErrorCode.WRONG_MATCH, f"the current match is {match.id}")
+        if match.over:
+            raise ProtocolError(ErrorCode.GAME_OVER, "the match is over")
+        return match, match.record_seat(seat.sid)
+
+    # ----- persistence -------------------------------------------------------------------------------
+    def _snapshot(self, room: Room) -> Any:
+        return (
+            copy.copy(room.seats),
+            [copy.copy(s) for s in room.seats],
+            room.next_sid,
+            room.number,
+            room.next_seed,
+            room.match,
+            room.match.checkpoint() if room.match is not None else None,
+        )
+
+    def _snapshot_differs(self, room: Room, snap: Any) -> bool:
+        seats, copies, *_ = snap
+        return seats != room.seats or any(
+            a.to_blob() != b.to_blob() for a, b in zip(copies, seats, strict=True)
+        )
+
+    def _rollback(self, room: Room, snap: Any) -> None:
+        seats, copies, room.next_sid, room.number, room.next_seed, match, cp = snap
+        for seat, saved in zip(seats, copies, strict=True):
+            seat.__dict__.update({k: v for k, v in saved.__dict__.items() if k != "peer"})
+        room.seats[:] = seats
+        room.match = match
+        if match is not None and cp is not None:
+            match.rollback(cp)
+
+    def _commit_room(
+        self,
+        room: Room,
+        snap: Any,
+        entries: list[dict[str, Any]] | None = None,
+        *,
+        drop: list[str] | None = None,
+    ) -> None:
+        """Store ``room`` and its new record entries in one transaction; on failure undo all."""
+        match = room.match
+        if entries and match is not None and match.over:
+            match.ended_wall = self.wall()
+            for s in room.seats:
+                s.away_since = s.grace = s.expired = None
+        write = Write(rooms={room.code: room.to_blob()}, drop_actions=list(drop or ()))
+        if entries and match is not None:
+            first = match.seq - len(entries)
+            write.actions = [(match.id, first + i, e) for i, e in enumerate(entries)]
+            if match.over:
+                import json
+
+                record = match.record(room=room.code)
+                write.results.append((match.id, room.code, match.ended or self.now(), json.dumps(record)))
+        try:
+            self._commit_write(write)
+        except Exception:
+            log.failure("storage commit failed for room {room}", room=room.code)
+            self._rollback(room, snap)
+            self._arm(room)
+            raise ProtocolError(ErrorCode.INTERNAL_ERROR, "the server could not store this; nothing changed") from None
+        if match is not None and match.over and entries:
+            log.info(
+                "match_ended room={room} match={match} reason={reason} winner={winner}",
+                room=room.code, match=match.id, reason=match.state.outcome().reason.value,  # type: ignore[union-attr]
+                winner=match.state.outcome().winner,  # type: ignore[union-attr]
+            )
+        self._arm(room)
+
+    def _commit_write(self, write: Write) -> None:
+        write.meta.setdefault("clock", repr(self.now()))
+        self.storage.commit(write)
+
+    def _store(self, write: Write) -> None:
+        """``_commit_write`` for requests: a failure becomes ``internal_error``, nothing changed."""
+        try:
+            self._commit_write(write)
+        except Exception:
+            log.failure("storage commit failed")
+            raise ProtocolError(ErrorCode.INTERNAL_ERROR, "the server could not store this; nothing changed") from None
+
+    def tick(self) -> None:
+        """Write the server clock (every ``clock_interval`` and at shutdown)."""
+        self.storage.commit(Write(meta={"clock": repr(self.now())}))
+
+    def sweep(self) -> int:
+        """O15: drop expired rooms and results; rooms with a match in progress never expire."""
+        now = self.now()
+        gone = 0
+        for room in list(self.rooms.values()):
+            expires = room.expires(self.config)
+            if expires is None or expires > now:
+                continue
+            write = Write(rooms={room.code: None})
+            if room.match is not None:
+                write.drop_actions.append(room.match.id)
+            self._commit_write(write)
+            for seat in room.seats:
+                if seat.peer is not None:
+                    self._send(seat.peer, {"type": ServerType.ROOM_CLOSED.value, "room": room.code, "reason": "expired"})
+                    self._detach(seat.peer)
+            self._forget(room)
+            gone += 1
+        self.storage.purge_results(now - self.config.result_ttl)
+        if gone:
+            log.info("rooms_expired count={count}", count=gone)
+        return gone
+
+    # ----- restoring -------------------------------------------------------------------------------
+    def restore_all(self) -> Deferred[int]:
+        """Bring back every stored room in slices of at most ``restore_slice`` seconds of work.
+
+        A request naming a room that is still pending restores it on the spot.
+        """
+        codes = self.storage.room_codes()
+        self._pending.update(codes)
+        queue = deque(codes)
+        done: Deferred[int] = Deferred()
+        count = [0]
+
+        def step() -> None:
+            started = time.perf_counter()
+            write = Write()
+            while queue and time.perf_counter() - started < self.config.restore_slice:
+                code = queue.popleft()
+                if code in self._pending:
+                    self._restore_room(code, write)
+                    count[0] += 1
+            if write:
+                self._commit_write(write)
+            if queue:
+                self.clock.callLater(0, step)
+            else:
+                log.info("restore_done rooms={count}", count=count[0])
+                done.callback(count[0])
+
+        self.clock.callLater(0, step)
+        return done
+
+    def _restore_room(self, code: str, write: Write) -> None:
+        self._pending.discard(code)
+        loaded = self.storage.load_room(code)
+        if loaded is None:
+            return
+        blob, actions = loaded
+        room = Room(
+            code=blob["code"],
+            created=blob["created"],
+            next_seed=blob["next_seed"],
+            seats=[Seat.from_blob(s) for s in blob["seats"]],
+            next_sid=blob["next_sid"],
+            number=blob["number"],
+        )
+        if blob["match"] is not None:
+            room.match = LiveMatch.from_blob(blob["match"], actions)
+        self.rooms[code] = room
+        now = self.now()
+        if room.status == "playing" and room.match_seats() is not None:
+            for seat in room.seats:
+                if seat.away_since is None and seat.expired is None:
+                    # Connected when the server went down: the drop is detected now (O12).
+                    seat.away_since = now
+                    seat.grace = now + self.config.grace_seconds
+        else:
+            for seat in room.seats:
+                seat.ready = seat.rematch = False
+        write.rooms[code] = room.to_blob()
+        self._arm(room)
+
+    # ----- bookkeeping ----------------------------------------------------------------------------
+    def _attach(self, peer: int, room: Room, seat: Seat) -> None:
+        seat.peer = peer
+        self.peer_seat[peer] = (room, seat)
+
+    def _detach(self, peer: int) -> None:
+        found = self.peer_seat.pop(peer, None)
+        if found is not None and found[1].peer == peer:
+            found[1].peer = None
+
+    def _forget(self, room: Room) -> None:
+        if room.call is not None and room.call.active():
+            room.call.cancel()
+        self.rooms.pop(room.code, None)
+
+    def shutdown(self) -> None:
+        """Cancel timers (state is already on disk) and write the clock one last time."""
+        for room in self.rooms.values():
+            if room.call is not None and room.call.active():
+                room.call.cancel()
+            room.call = None
+        self.tick()
+
+    # ----- messages ------------------------------------------------------------------------------------
+    def _send(self, peer: int, message: Mapping[str, Any]) -> None:
+        self.outbox.send(peer, message)
+
+    def _invite(self, peer: int, room: Room) -> str:
+        info = self.peers.get(peer)
+        host = self.config.public_host or (info.host if info else "127.0.0.1")
+        port = info.port if info else self.config.port
+        return protocol.invite_link(host, port, room.code)
+
+    def _seat_json(self, seat: Seat | None, now: float) -> dict[str, Any] | None:
+        if seat is None:
+            return None
+        return {
+            "name": seat.name,
+            "connected": seat.peer is not None,
+            "ready": seat.ready,
+            "rematch": seat.rematch,
+            "grace": protocol.deadline_json(seat.grace, now) if seat.expired is None else None,
+            "grace_expired": seat.expired is not None,
+        }
+
+    def _room_message(self, room: Room, seat: Seat) -> dict[str, Any]:
+        now = self.now()
+        match = room.match
+        expires = room.expires(self.config)
+        return {
+            "type": ServerType.ROOM.value,
+            "room": room.code,
+            "status": room.status,
+            "me": self._seat_json(seat, now),
+            "opponent": self._seat_json(room.other(seat), now),
+            "match_id": match.id if match is not None else None,
+            "next_commitment": fairness.commitment(room.next_seed),
+            "expires": None if expires is None else round(expires, 3),
+            "server_time": round(now, 3),
+        }
+
+    def _send_room(self, room: Room) -> None:
+        for seat in room.seats:
+            if seat.peer is not None:
+                self._send(seat.peer, self._room_message(room, seat))
+
+    def _presence_message(self, seat: Seat) -> dict[str, Any]:
+        now = self.now()
+        connected = seat.peer is not None
+        return {
+            "type": ServerType.PRESENCE.value,
+            "who": "opponent",
+            "connected": connected,
+            "deadline": None if connected or seat.expired is not None else protocol.deadline_json(seat.grace, now),
+            "grace_expired": seat.expired is not None,
+            "server_time": round(now, 3),
+        }
+
+    def _rematch_message(self, room: Room, seat: Seat) -> dict[str, Any]:
+        other = room.other(seat)
+        return {
+            "type": ServerType.REMATCH.value,
+            "me": seat.rematch,
+            "opponent": bool(other and other.rematch),
+        }
+
+    def _match_start_message(self, room: Room, me: int) -> dict[str, Any]:
+        match = room.match
+        assert match is not None
+        return {
+            "type": ServerType.MATCH_START.value,
+            "room": room.code,
+            "match_id": match.id,
+            "seat": me,
+            "first": "me" if me == 0 else "opponent",
+            "first_player_rule": match.first_rule,
+            "commitment": match.commitment,
+            "client_seeds": list(match.client_seeds),
+            "my_seed_index": match.join_order.index(me),
+            "nonce": match.number,
+            "turn_seconds": match.turn_seconds,
+            "opponent": {"name": match.names[1 - me]},
+            "started": round(match.started, 3),
+        }
+
+    def _state_message(self, match: LiveMatch, me: int, events: list[dict[str, Any]]) -> dict[str, Any]:
+        return protocol.state_message(
+            match.state.view(me, match.deadline),
+            match_id=match.id,
+            seq=match.seq,
+            now=self.now(),
+            transcript=match.transcript,
+            events=events,
+        )
+
+    def _match_end_message(self, room: Room, me: int) -> dict[str, Any]:
+        match = room.match
+        assert match is not None and match.over and match.ended is not None
+        record = match.record(room=room.code)
+        return {
+            "type": ServerType.MATCH_END.value,
+            "match_id": match.id,
+            "seat": me,
+            "result": protocol.outcome_json(match.state.outcome(), me),
+            "reveal": protocol.reveal_json(match.state.reveal(), me),
+            "turns": match.state.turn,
+            "elapsed": round(match.ended - match.started, 3),
+            "record": record,
+            "next_commitment": fairness.commitment(room.next_seed),
+        }
+
+    def _notify_match(self, room: Room, entries: list[dict[str, Any]]) -> None:
+        """Each seat gets its own state (and the reveal once over) after every change (V2, O13)."""
+        match = room.match
+        pair = room.match_seats()
+        if match is None or pair is None or not entries:
+            return
+        first = match.seq - len(entries)
+        for rs in (0, 1):
+            peer = pair[rs].peer
+            if peer is None:
+                continue
+            events = [event_json(e, first + i, rs) for i, e in enumerate(entries)]
+            self._send(peer, self._state_message(match, rs, events))
+        if match.over:
+            for rs in (0, 1):
+                peer = pair[rs].peer
+                if peer is not None:
+                    self._send(peer, self._match_end_message(room, rs))
+            self._send_room(room)
+
+
+_REFUSAL_TEXT = {
+    Refusal.GAME_OVER: "the match is over",
+    Refusal.NOT_YOUR_TURN: "it is not your turn",
+    Refusal.WRONG_PHASE: "that action is not allowed in this phase",
+    Refusal.REVEALED: "that cell is already open",
+    Refusal.MARKED: "a marker blocks that cell",
+    Refusal.OWN_MINE: "your own mine is on that cell",
+    Refusal.NO_MARKER: "there is no marker on that cell",
+    Refusal.NOT_YOUR_MARKER: "that marker is the opponent's",
+    Refusal.QUOTA_USED: "you already placed a marker this turn",
+}

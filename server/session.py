@@ -1,0 +1,348 @@
+"""The session layer: hello, heartbeats, limits, request validation and dispatch.
+
+Transport-free like ``rooms.py``: a connection is an integer id, lines arrive as bytes and
+leave through the :class:`~mineduel.server.rooms.Outbox`. ``net.py`` adapts it to Twisted;
+tests drive it with ``task.Clock`` and a recording outbox.
+
+Check order for every line (docs/PROTOCOL.md, "Errors"): line length → rate → JSON object →
+``type`` → hello → fields → credentials / room → match state → rules. The first failing check
+answers with an ``error`` and nothing changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
+from twisted.internet.task import LoopingCall
+from twisted.logger import Logger
+
+from mineduel.server.config import Config
+from mineduel.server.match import RandBytes
+from mineduel.server.rooms import Outbox, PeerInfo, Rooms
+from mineduel.server.storage import Storage
+from mineduel.shared import protocol
+from mineduel.shared.protocol import ClientType, ErrorCode, ProtocolError, ServerType
+
+log = Logger(namespace="mineduel.session")
+
+
+@dataclass
+class Conn:
+    info: PeerInfo
+    greeted: bool = False
+    client: str = ""
+    tokens: float = 0.0
+    refilled: float = 0.0
+    idle: IDelayedCall | None = None
+    strikes: int = 0  # consecutive rate-limited lines
+    closed: bool = False
+
+
+@dataclass
+class AttemptLog:
+    times: list[float] = field(default_factory=list)
+
+
+class ServerCore:
+    """All connections of one server process."""
+
+    def __init__(
+        self,
+        *,
+        clock: IReactorTime,
+        randbytes: RandBytes,
+        storage: Storage,
+        outbox: Outbox,
+        config: Config,
+        wall: Callable[[], float] | None = None,
+    ) -> None:
+        self.clock = clock
+        self.config = config
+        self.outbox = outbox
+        self.rooms = Rooms(
+            clock=clock, randbytes=randbytes, storage=storage, outbox=outbox, config=config, wall=wall
+        )
+        self.conns: dict[int, Conn] = {}
+        self.per_address: dict[str, int] = {}
+        self.attempts: dict[str, AttemptLog] = {}
+        self._loops: list[LoopingCall] = []
+        self.closing = False
+
+    # ----- lifecycle --------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the ping, clock and retention loops (on the injected clock)."""
+        for interval, fn, now in (
+            (self.config.ping_interval, self._ping_all, False),
+            (self.config.clock_interval, self._tick, False),
+            (self.config.sweep_interval, self.rooms.sweep, True),
+        ):
+            loop = LoopingCall(fn)
+            loop.clock = self.clock
+            loop.start(interval, now=now).addErrback(lambda f: log.failure("loop failed", f))
+            self._loops.append(loop)
+
+    def _tick(self) -> None:
+        try:
+            self.rooms.tick()
+        except Exception:
+            log.failure("could not write the server clock")
+
+    def stop(self, reason: str = "shutdown") -> None:
+        """Tell every client, store the clock, stop timers (SIGTERM/SIGINT, O12 still applies)."""
+        self.closing = True
+        for loop in self._loops:
+            if loop.running:
+                loop.stop()
+        self._loops.clear()
+        for pid in list(self.conns):
+            self.outbox.send(pid, {"type": ServerType.SERVER_CLOSING.value, "reason": reason})
+        self.rooms.shutdown()
+        for pid, conn in list(self.conns.items()):
+            if conn.idle is not None and conn.idle.active():
+                conn.idle.cancel()
+            conn.closed = True
+            self.outbox.close(pid)
+        log.info("server_stopped reason={reason}", reason=reason)
+
+    # ----- connections -------------------------------------------------------------------------
+    def connection_made(self, pid: int, address: str, host: str = "127.0.0.1", port: int = 0) -> bool:
+        """Register a connection; ``False`` (after an error line) if a limit refuses it."""
+        count = self.per_address.get(address, 0)
+        if self.closing or count >= self.config.max_connections_per_address or len(self.conns) >= self.config.max_connections:
+            self.outbox.send(pid, protocol.error(ErrorCode.TOO_MANY_CONNECTIONS, "too many connections from your address"))
+            self.outbox.close(pid)
+            return False
+        self.per_address[address] = count + 1
+        info = PeerInfo(pid, address, host, port or self.config.port)
+        now = self.clock.seconds()
+        conn = Conn(info, tokens=self.config.rate_burst, refilled=now)
+        conn.idle = self.clock.callLater(self.config.idle_timeout, self._idle, pid)
+        self.conns[pid] = conn
+        self.rooms.peers[pid] = info
+        log.debug("connected peer={peer} address={address}", peer=pid, address=address)
+        return True
+
+    def connection_lost(self, pid: int) -> None:
+        conn = self.conns.pop(pid, None)
+        if conn is None:
+            return
+        if conn.idle is not None and conn.idle.active():
+            conn.idle.cancel()
+        address = conn.info.address
+        self.per_address[address] -= 1
+        if not self.per_address[address]:
+            del self.per_address[address]
+        log.debug("disconnected peer={peer}", peer=pid)
+        if not self.closing:
+            self.rooms.peer_lost(pid)
+
+    def _close(self, pid: int) -> None:
+        """Close from our side and treat the seat as gone right away (O12 detection)."""
+        conn = self.conns.get(pid)
+        if conn is None or conn.closed:
+            return
+        conn.closed = True
+        self.outbox.close(pid)
+        self.connection_lost(pid)
+
+    def _idle(self, pid: int) -> None:
+        conn = self.conns.get(pid)
+        if conn is None:
+            return
+        conn.idle = None
+        log.info("idle_timeout peer={peer}", peer=pid)
+        self.outbox.send(pid, protocol.error(ErrorCode.IDLE, f"nothing received for {self.config.idle_timeout:g} s"))
+        self._close(pid)
+
+    def _ping_all(self) -> None:
+        msg = {"type": ServerType.PING.value, "server_time": round(self.rooms.now(), 3)}
+        for pid, conn in self.conns.items():
+            if not conn.closed:
+                self.outbox.send(pid, msg)
+
+    # ----- lines -----------------------------------------------------------------------------------
+    def line_too_long(self, pid: int) -> None:
+        self.outbox.send(pid, protocol.error(ErrorCode.LINE_TOO_LONG, f"lines are limited to {self.config.max_line} bytes"))
+        self._close(pid)
+
+    def line_received(self, pid: int, line: bytes) -> None:
+        conn = self.conns.get(pid)
+        if conn is None or conn.closed:
+            return
+        if conn.idle is not None and conn.idle.active():
+            conn.idle.reset(self.config.idle_timeout)  # any line proves the peer is alive (O12)
+        if len(line) > self.config.max_line:
+            self.line_too_long(pid)
+            return
+        if not self._take_token(conn):
+            conn.strikes += 1
+            if conn.strikes > self.config.rate_burst:
+                self._close(pid)  # a flood: stop reading it
+                return
+            self.outbox.send(pid, protocol.error(ErrorCode.RATE_LIMITED, "slow down: too many messages per second"))
+            return
+        conn.strikes = 0
+        msg: dict[str, Any] | None = None
+        try:
+            msg = protocol.decode(line)
+            self._dispatch(conn, msg)
+        except ProtocolError as exc:
+            rid = None
+            request = None
+            if msg is not None:
+                request = msg.get("type") if isinstance(msg.get("type"), str) else None
+                raw = msg.get("id")
+                if isinstance(raw, (str, int)) and not isinstance(raw, bool) and len(str(raw)) <= 64:
+                    rid = raw
+            self.outbox.send(pid, protocol.error(exc.code, exc.message, rid, request))
+            if exc.code == ErrorCode.UNSUPPORTED_PROTOCOL:
+                self._close(pid)
+        except Exception:
+            log.failure("request failed peer={peer}", peer=pid)
+            self.outbox.send(pid, protocol.error(ErrorCode.INTERNAL_ERROR, "internal error; nothing changed"))
+
+    def _take_token(self, conn: Conn) -> bool:
+        now = self.clock.seconds()
+        conn.tokens = min(self.config.rate_burst, conn.tokens + (now - conn.refilled) * self.config.rate_per_second)
+        conn.refilled = now
+        if conn.tokens < 1.0:
+            return False
+        conn.tokens -= 1.0
+        return True
+
+    def _check_attempts(self, address: str) -> None:
+        """Room-code guessing limit: too many unknown codes or bad tokens from one address."""
+        entry = self.attempts.get(address)
+        if entry is None:
+            return
+        cutoff = self.clock.seconds() - self.config.code_failure_window
+        entry.times = [t for t in entry.times if t > cutoff]
+        if not entry.times:
+            del self.attempts[address]
+        elif len(entry.times) >= self.config.code_failures:
+            raise ProtocolError(ErrorCode.TOO_MANY_ATTEMPTS, "too many unknown room codes; wait a minute")
+
+    def _failed_attempt(self, address: str) -> None:
+        self.attempts.setdefault(address, AttemptLog()).times.append(self.clock.seconds())
+
+    # ----- dispatch ----------------------------------------------------------------------------------
+    def _dispatch(self, conn: Conn, msg: dict[str, Any]) -> None:
+        kind_name = msg["type"]
+        try:
+            kind = ClientType(kind_name)
+        except ValueError:
+            raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind_name!r}") from None
+        pid = conn.info.id
+        if kind is ClientType.PONG:
+            return
+        if kind is ClientType.PING:
+            reply: dict[str, Any] = {"type": ServerType.PONG.value, "server_time": round(self.rooms.now(), 3)}
+            rid = protocol.request_id(msg)
+            if rid is not None:
+                reply["id"] = rid
+            self.outbox.send(pid, reply)
+            return
+        if kind is ClientType.HELLO:
+            self._hello(conn, msg)
+            return
+        if not conn.greeted:
+            raise ProtocolError(ErrorCode.HELLO_REQUIRED, "send hello first")
+        if kind is ClientType.BYE:
+            self._close(pid)
+            return
+        rid = protocol.request_id(msg)
+        rooms = self.rooms
+        if kind is ClientType.CREATE:
+            name = protocol.player_name(msg)
+            seed = protocol.client_seed(msg)
+            rooms.create(pid, name=name, seed=seed, rid=rid)
+            return
+        if kind in (ClientType.PEEK, ClientType.JOIN, ClientType.RESUME):
+            code_value = msg.get("room")
+            name = protocol.player_name(msg)
+            seed = protocol.client_seed(msg)
+            tok = protocol.token(msg.get("token")) if kind is ClientType.RESUME else None
+            self._check_attempts(conn.info.address)
+            try:
+                code = protocol.room_code(code_value)
+                if kind is ClientType.PEEK:
+                    rooms.peek(pid, code, rid)
+                elif kind is ClientType.JOIN:
+                    rooms.join(pid, code, name=name, seed=seed, rid=rid)
+                else:
+                    assert tok is not None
+                    rooms.resume(pid, code, tok, rid)
+            except ProtocolError as exc:
+                if exc.code in (ErrorCode.ROOM_NOT_FOUND, ErrorCode.BAD_TOKEN):
+                    self._failed_attempt(conn.info.address)
+                raise
+            return
+        if kind is ClientType.READY:
+            ready = msg.get("ready", True)
+            if not isinstance(ready, bool):
+                raise protocol.bad("'ready' must be true or false")
+            rooms.ready(pid, ready=ready, seed=protocol.client_seed(msg))
+        elif kind is ClientType.LEAVE:
+            rooms.leave(pid)
+        elif kind in protocol.ACTION_TYPES:
+            cell = protocol.cell(msg) if kind in protocol.CELL_TYPES else None
+            mid = protocol.match_id(msg["match_id"]) if msg.get("match_id") is not None else None
+            seq = protocol.optional_seq(msg)
+            new_seq = rooms.act(pid, kind.value, cell, match_id=mid, seq=seq)
+            self._ok(pid, kind, rid, seq=new_seq)
+            return
+        elif kind is ClientType.RESIGN:
+            mid = protocol.match_id(msg["match_id"]) if msg.get("match_id") is not None else None
+            new_seq = rooms.resign(pid, match_id=mid)
+            self._ok(pid, kind, rid, seq=new_seq)
+            return
+        elif kind is ClientType.REMATCH:
+            rooms.rematch(pid, seed=protocol.client_seed(msg))
+        elif kind is ClientType.GET_RECORD:
+            rooms.get_record(pid, protocol.match_id(msg.get("match_id")), rid)
+            return
+        self._ok(pid, kind, rid)
+
+    def _ok(self, pid: int, kind: ClientType, rid: Any, **extra: Any) -> None:
+        reply: dict[str, Any] = {"type": ServerType.OK.value, "request": kind.value}
+        if rid is not None:
+            reply["id"] = rid
+        reply.update(extra)
+        self.outbox.send(pid, reply)
+
+    def _hello(self, conn: Conn, msg: Mapping[str, Any]) -> None:
+        if conn.greeted:
+            raise ProtocolError(ErrorCode.ALREADY_GREETED, "hello was already received")
+        version = msg.get("protocol")
+        client = msg.get("client", "")
+        if not isinstance(client, str) or len(client) > 64:
+            raise protocol.bad("'client' must be a string of at most 64 characters")
+        if version != protocol.PROTOCOL_VERSION or isinstance(version, bool):
+            raise ProtocolError(
+                ErrorCode.UNSUPPORTED_PROTOCOL,
+                f"this server speaks protocol {protocol.PROTOCOL_VERSION} only, not {version!r}",
+            )
+        conn.greeted = True
+        conn.client = client
+        log.info("hello peer={peer} client={client!r}", peer=conn.info.id, client=client)
+        welcome: dict[str, Any] = {
+            "type": ServerType.WELCOME.value,
+            "protocol": protocol.PROTOCOL_VERSION,
+            "server": {"name": self.config.name, "version": self.config.version},
+            "server_time": round(self.rooms.now(), 3),
+            "limits": {
+                "max_line": self.config.max_line,
+                "messages_per_second": self.config.rate_per_second,
+                "burst": self.config.rate_burst,
+                "ping_interval": self.config.ping_interval,
+                "idle_timeout": self.config.idle_timeout,
+            },
+            "rules": {"turn_seconds": self.config.turn_seconds, "grace_seconds": self.config.grace_seconds},
+        }
+        rid = protocol.request_id(msg)
+        if rid is not None:
+            welcome["id"] = rid
+        self.outbox.send(conn.info.id, welcome)

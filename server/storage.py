@@ -1,0 +1,234 @@
+"""Durable storage behind a small interface (docs/PROTOCOL.md, "Persistence").
+
+The room logic talks only to :class:`Storage`; :class:`SQLiteStorage` (stdlib ``sqlite3``, WAL)
+is the default and :class:`MemoryStorage` serves tests. A networked database serving several
+server processes later only has to implement the same six methods.
+
+What is stored:
+
+* ``rooms``   one JSON blob per room: seats (token *hashes*, names, seeds, flags), the current
+  or last match's metadata (ids, secret server seed and salts, deadlines in server-clock time).
+* ``actions`` one row per accepted record action, keyed by (match id, seq).
+* ``results`` the finished match's full record (RECORD.md) and its end time, kept 24 h (O15).
+* ``meta``    ``clock``: the last server-clock time known to be alive (written every second
+  and at shutdown); schema version.
+
+Every :meth:`Storage.commit` is one transaction: an accepted action and the room state it
+leads to are on disk together, before anyone is told about them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+SCHEMA_VERSION = "1"
+
+
+@dataclass
+class Write:
+    """One atomic change: room blobs (``None`` deletes the room), new actions, results, meta."""
+
+    rooms: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    actions: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
+    drop_actions: list[str] = field(default_factory=list)
+    results: list[tuple[str, str, float, str]] = field(default_factory=list)
+    meta: dict[str, str] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.rooms or self.actions or self.drop_actions or self.results or self.meta)
+
+
+class Storage(Protocol):
+    """What the room logic needs from a database."""
+
+    def commit(self, write: Write) -> None:
+        """Apply ``write`` atomically and durably, or raise and apply nothing."""
+
+    def meta(self, key: str) -> str | None:
+        """A value written with ``Write.meta``."""
+
+    def room_codes(self) -> list[str]:
+        """Every stored room code."""
+
+    def load_room(self, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        """A room's blob and the actions of its current (or last) match, in seq order."""
+
+    def load_result(self, match_id: str) -> str | None:
+        """A finished match's record text."""
+
+    def purge_results(self, ended_before: float) -> int:
+        """Delete results that ended before the given server time (O15); how many went."""
+
+    def close(self) -> None:
+        """Release the database."""
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+class SQLiteStorage:
+    """SQLite in WAL mode; ``synchronous=FULL`` so a commit survives power loss too."""
+
+    def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
+        if str(path) != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.path = str(path)
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        if synchronous.upper() not in ("FULL", "NORMAL", "EXTRA"):
+            raise ValueError(f"synchronous must be FULL, NORMAL or EXTRA, not {synchronous!r}")
+        self._db.execute(f"PRAGMA synchronous={synchronous.upper()}")
+        self._db.executescript(
+            """
+            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS rooms (code TEXT PRIMARY KEY, data TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS actions (
+                match_id TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT NOT NULL,
+                PRIMARY KEY (match_id, seq));
+            CREATE TABLE IF NOT EXISTS results (
+                match_id TEXT PRIMARY KEY, room TEXT NOT NULL, ended REAL NOT NULL,
+                record TEXT NOT NULL);
+            CREATE INDEX IF NOT EXISTS results_ended ON results (ended);
+            """
+        )
+        version = self.meta("schema")
+        if version is None:
+            self.commit(Write(meta={"schema": SCHEMA_VERSION}))
+        elif version != SCHEMA_VERSION:
+            raise RuntimeError(f"{self.path}: database schema {version}, expected {SCHEMA_VERSION}")
+
+    def commit(self, write: Write) -> None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for key, value in write.meta.items():
+                db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+            for match in write.drop_actions:
+                db.execute("DELETE FROM actions WHERE match_id = ?", (match,))
+            for code, blob in write.rooms.items():
+                if blob is None:
+                    db.execute("DELETE FROM rooms WHERE code = ?", (code,))
+                else:
+                    db.execute("INSERT OR REPLACE INTO rooms VALUES (?, ?)", (code, _dumps(blob)))
+            db.executemany(
+                "INSERT INTO actions VALUES (?, ?, ?)",
+                [(m, s, _dumps(a)) for m, s, a in write.actions],
+            )
+            db.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?)", write.results)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def room_codes(self) -> list[str]:
+        return [r[0] for r in self._db.execute("SELECT code FROM rooms ORDER BY code")]
+
+    def load_room(self, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        row = self._db.execute("SELECT data FROM rooms WHERE code = ?", (code,)).fetchone()
+        if row is None:
+            return None
+        blob = json.loads(row[0])
+        actions: list[dict[str, Any]] = []
+        match = blob.get("match")
+        if match is not None:
+            actions = [
+                json.loads(r[0])
+                for r in self._db.execute(
+                    "SELECT data FROM actions WHERE match_id = ? ORDER BY seq", (match["id"],)
+                )
+            ]
+        return blob, actions
+
+    def load_result(self, match_id: str) -> str | None:
+        row = self._db.execute("SELECT record FROM results WHERE match_id = ?", (match_id,)).fetchone()
+        return None if row is None else row[0]
+
+    def purge_results(self, ended_before: float) -> int:
+        cur = self._db.execute("DELETE FROM results WHERE ended < ?", (ended_before,))
+        return cur.rowcount
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class MemoryStorage:
+    """The same contract in memory (tests); ``fail_next`` makes the next commit raise."""
+
+    def __init__(self) -> None:
+        self.rooms: dict[str, str] = {}
+        self.actions: dict[str, dict[int, str]] = {}
+        self.results: dict[str, tuple[str, float, str]] = {}
+        self._meta: dict[str, str] = {}
+        self.commits = 0
+        self.fail_next = False
+
+    def commit(self, write: Write) -> None:
+        if self.fail_next:
+            self.fail_next = False
+            raise OSError("simulated storage failure")
+        for m, s, _ in write.actions:
+            if s in self.actions.get(m, {}) and m not in write.drop_actions:
+                raise ValueError(f"duplicate action {m}/{s}")
+        self._meta.update(write.meta)
+        for m in write.drop_actions:
+            self.actions.pop(m, None)
+        for code, blob in write.rooms.items():
+            if blob is None:
+                self.rooms.pop(code, None)
+            else:
+                self.rooms[code] = _dumps(blob)
+        for m, s, a in write.actions:
+            self.actions.setdefault(m, {})[s] = _dumps(a)
+        for match_id, room, ended, record in write.results:
+            self.results[match_id] = (room, ended, record)
+        self.commits += 1
+
+    def meta(self, key: str) -> str | None:
+        return self._meta.get(key)
+
+    def room_codes(self) -> list[str]:
+        return sorted(self.rooms)
+
+    def load_room(self, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        if code not in self.rooms:
+            return None
+        blob = json.loads(self.rooms[code])
+        match = blob.get("match")
+        actions = []
+        if match is not None:
+            stored = self.actions.get(match["id"], {})
+            actions = [json.loads(stored[s]) for s in sorted(stored)]
+        return blob, actions
+
+    def load_result(self, match_id: str) -> str | None:
+        entry = self.results.get(match_id)
+        return None if entry is None else entry[2]
+
+    def purge_results(self, ended_before: float) -> int:
+        gone = [m for m, (_, ended, _) in self.results.items() if ended < ended_before]
+        for m in gone:
+            del self.results[m]
+        return len(gone)
+
+    def close(self) -> None:
+        pass
+
+
+def check_storage(storage: object) -> Storage:
+    """``storage`` typed as :class:`Storage` after a structural check (fails fast on typos)."""
+    for name in ("commit", "meta", "room_codes", "load_room", "load_result", "purge_results", "close"):
+        if not callable(getattr(storage, name, None)):
+            raise TypeError(f"{type(storage).__name__} lacks Storage.{name}")
+    return storage  # type: ignore[return-value]
+
+
+__all__ = ["MemoryStorage", "SQLiteStorage", "Storage", "Write", "check_storage"]

@@ -1,0 +1,144 @@
+"""Test helpers for the server: a recording outbox and scripted clients on ``task.Clock``.
+
+No sockets, no real time: ``ServerCore`` is driven directly, the way ``net.py`` drives it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+from twisted.internet.task import Clock
+
+from mineduel.server.config import Config
+from mineduel.server.session import ServerCore
+from mineduel.server.storage import MemoryStorage
+from mineduel.shared import protocol
+
+START = 1_700_000_000.0
+
+
+class RecordingOutbox:
+    """Keeps every line sent to every peer, as bytes exactly as the wire would carry them."""
+
+    def __init__(self) -> None:
+        self.lines: dict[int, list[bytes]] = defaultdict(list)
+        self.closed: set[int] = set()
+
+    def send(self, peer: int, message: Mapping[str, Any]) -> None:
+        self.lines[peer].append(protocol.encode(message))
+
+    def close(self, peer: int) -> None:
+        self.closed.add(peer)
+
+
+class Client:
+    """One scripted connection."""
+
+    def __init__(self, harness: Harness, pid: int) -> None:
+        self.h = harness
+        self.pid = pid
+        self.read = 0
+        self.token: str | None = None
+        self.room: str | None = None
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return [protocol.decode(line[:-1]) for line in self.h.out.lines[self.pid]]
+
+    def new(self) -> list[dict[str, Any]]:
+        """Messages received since the last call."""
+        msgs = self.messages
+        out = msgs[self.read :]
+        self.read = len(msgs)
+        return out
+
+    def send(self, **msg: Any) -> list[dict[str, Any]]:
+        self.new()
+        self.h.core.line_received(self.pid, protocol.encode(msg)[:-1])
+        return self.new()
+
+    def send_raw(self, line: bytes) -> list[dict[str, Any]]:
+        self.new()
+        self.h.core.line_received(self.pid, line)
+        return self.new()
+
+    def last(self, kind: str) -> dict[str, Any]:
+        for msg in reversed(self.messages):
+            if msg["type"] == kind:
+                return msg
+        raise AssertionError(f"no {kind} message; got {[m['type'] for m in self.messages]}")
+
+    def all(self, kind: str) -> list[dict[str, Any]]:
+        return [m for m in self.messages if m["type"] == kind]
+
+    def drop(self) -> None:
+        """The connection closes (a clean close is detected at once, O12)."""
+        self.h.core.connection_lost(self.pid)
+
+    @property
+    def seat(self) -> int:
+        return self.last("match_start")["seat"]
+
+    @property
+    def closed(self) -> bool:
+        return self.pid in self.h.out.closed
+
+
+class Harness:
+    """A whole server core on a fake clock."""
+
+    def __init__(self, seed: int = 1, storage: Any = None, clock: Clock | None = None, **config: Any) -> None:
+        self.clock = clock or Clock()
+        if clock is None:
+            self.clock.advance(START)
+        self.out = RecordingOutbox()
+        self.storage = storage if storage is not None else MemoryStorage()
+        self.rng = random.Random(seed)
+        self.config = Config(**{"rate_per_second": 1000.0, "rate_burst": 1000.0, **config})
+        self.core = ServerCore(
+            clock=self.clock,
+            randbytes=self.rng.randbytes,
+            storage=self.storage,
+            outbox=self.out,
+            config=self.config,
+        )
+        self.pids = iter(range(1, 10**6))
+        self.rooms = self.core.rooms
+
+    def connect(self, address: str = "10.0.0.1", hello: bool = True) -> Client:
+        pid = next(self.pids)
+        self.core.connection_made(pid, address, "192.168.1.5", 47650)
+        client = Client(self, pid)
+        if hello:
+            reply = client.send(**protocol.hello("test/1"))
+            assert reply[0]["type"] == "welcome", reply
+        return client
+
+    def advance(self, seconds: float) -> None:
+        self.clock.advance(seconds)
+
+    def pair(self, seeds: tuple[str, str] = ("alpha", "beta")) -> tuple[Client, Client]:
+        """Two seated clients in one room (creator first), not ready yet."""
+        a = self.connect("10.0.0.1")
+        b = self.connect("10.0.0.2")
+        created = a.send(type="create_room", name="Ann", client_seed=seeds[0])
+        a.token = created[0]["token"]
+        a.room = b.room = created[0]["room"]
+        joined = b.send(type="join", room=a.room, name="Bob", client_seed=seeds[1])
+        b.token = joined[0]["token"]
+        return a, b
+
+    def start(self, seeds: tuple[str, str] = ("alpha", "beta")) -> tuple[Client, Client]:
+        """Two clients with a match started; returned as (first player, second player)."""
+        a, b = self.pair(seeds)
+        a.send(type="ready")
+        b.send(type="ready")
+        first = a if a.last("match_start")["seat"] == 0 else b
+        return first, (b if first is a else a)
+
+    def match(self, client: Client):  # noqa: ANN201 - the server's LiveMatch
+        room = self.rooms.rooms[client.room]
+        return room.match
