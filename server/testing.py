@@ -1,4 +1,4 @@
-"""Test helpers for the server: a recording outbox and scripted clients on ``task.Clock``.
+"""Test and benchmark helpers for the server: a recording outbox and scripted clients on ``task.Clock``.
 
 No sockets, no real time: ``ServerCore`` is driven directly, the way ``net.py`` drives it.
 """
@@ -97,7 +97,7 @@ class Harness:
         self.out = RecordingOutbox()
         self.storage = storage if storage is not None else MemoryStorage()
         self.rng = random.Random(seed)
-        self.config = Config(**{"rate_per_second": 1000.0, "rate_burst": 1000.0, **config})
+        self.config = Config(**{"rate_per_second": 1000.0, "rate_burst": 1000.0, "idle_timeout": 1e9, "ping_interval": 1e9, **config})
         self.core = ServerCore(
             clock=self.clock,
             randbytes=self.rng.randbytes,
