@@ -566,6 +566,8 @@ class Rooms:
             self._commit_room(room, snap, entries)
         except ProtocolError:
             log.error("storage failed settling room {room}; retrying in 1 s", room=room.code)
+            if room.call is not None and room.call.active():
+                room.call.cancel()
             room.call = self.clock.callLater(1.0, self._on_timer, room.code)
             return
         if entries:
@@ -687,7 +689,6 @@ class Rooms:
         except Exception:
             log.failure("storage commit failed for room {room}", room=room.code)
             self._rollback(room, snap)
-            self._arm(room)
             raise ProtocolError(ErrorCode.INTERNAL_ERROR, "the server could not store this; nothing changed") from None
         if match is not None and match.over and entries:
             log.info(
