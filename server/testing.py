@@ -97,7 +97,7 @@ class Harness:
         self.out = RecordingOutbox()
         self.storage = storage if storage is not None else MemoryStorage()
         self.rng = random.Random(seed)
-        self.config = Config(**{"rate_per_second": 1000.0, "rate_burst": 1000.0, "idle_timeout": 1e9, "ping_interval": 1e9, **config})
+        self.config = Config(**{"rate_per_second": 1000.0, "rate_burst": 1000.0, "idle_timeout": 1e9, "ping_interval": 1e9, "max_connections_per_address": 10**6, **config})
         self.core = ServerCore(
             clock=self.clock,
             randbytes=self.rng.randbytes,

@@ -595,7 +595,7 @@ def test_messages_per_second_are_limited():
 
 def test_connections_per_address_are_limited():
     """Limits: the 17th connection from one address is refused with too_many_connections."""
-    h = Harness()
+    h = Harness(max_connections_per_address=16)
     for _ in range(16):
         h.connect("10.1.1.1")
     extra = h.connect("10.1.1.1", hello=False)

@@ -1,0 +1,146 @@
+"""Durability: SQLite storage, restore after a crash, deadlines re-armed with the time left (O5, O6, O12)."""
+
+from __future__ import annotations
+
+import time
+
+from twisted.internet.task import Clock
+
+from mineduel.server.storage import MemoryStorage, SQLiteStorage, Write, check_storage
+from mineduel.server.testing import START, Harness
+
+
+def _restart(h: Harness, storage, downtime: float, **config) -> Harness:
+    """A new server process on the same storage, ``downtime`` seconds later (no clean shutdown)."""
+    clock = Clock()
+    clock.advance(h.clock.seconds() + downtime)
+    new = Harness(seed=99, storage=storage, clock=clock, **config)
+    done = new.rooms.restore_all()
+    while not done.called:
+        clock.advance(0)
+    return new
+
+
+def test_sqlite_storage_round_trips_and_is_atomic(tmp_path):
+    """Storage: a failed transaction leaves nothing; a committed one is read back; WAL mode is on."""
+    db = SQLiteStorage(tmp_path / "s.db")
+    check_storage(db)
+    assert db._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    db.commit(Write(rooms={"ABC234": {"match": None, "x": 1}}, meta={"clock": "5.0"}))
+    try:
+        db.commit(Write(rooms={"ZZZZZZ": {"match": None}}, actions=[("m", 0, {}), ("m", 0, {})]))
+    except Exception:
+        pass
+    assert db.room_codes() == ["ABC234"]
+    assert db.load_room("ABC234") == ({"match": None, "x": 1}, [])
+    assert db.meta("clock") == "5.0"
+    db.close()
+
+
+def test_restart_restores_the_match_exactly_and_rearms_the_time_that_was_left(tmp_path):
+    """O5/O6: after a crash and 1000 s downtime the match state is identical and the turn has the seconds it had left."""
+    storage = SQLiteStorage(tmp_path / "m.db")
+    h = Harness(storage=storage)
+    first, second = h.start()
+    first.send(type="explore", cell=[0, 0])
+    second.send(type="explore", cell=[7, 7])
+    first.send(type="plant", cell=[3, 3])
+    second.send(type="plant", cell=[4, 4])
+    h.advance(8)
+    first.send(type="explore", cell=[0, 7])
+    h.rooms.tick()  # the once-a-second clock write
+    match = h.match(first)
+    snapshot = match.state.snapshot()
+    left = match.deadline - h.rooms.now()
+    assert left == 12.0
+    storage.close()  # the process dies: no shutdown message, no further writes
+
+    storage2 = SQLiteStorage(tmp_path / "m.db")
+    h2 = _restart(h, storage2, downtime=1000.0)
+    room = h2.rooms.rooms[first.room]
+    assert room.match.state.snapshot() == snapshot
+    assert room.match.deadline - h2.rooms.now() == left
+    assert room.match.transcript == match.transcript and room.match.salts == match.salts
+    # Both seats count as dropped at the restart and have a fresh 120 s grace (O12).
+    assert all(s.grace == h2.rooms.now() + 120 for s in room.seats)
+    a = h2.connect("10.0.0.1")
+    b = h2.connect("10.0.0.2")
+    a.send(type="resume", room=first.room, token=first.token)
+    b.send(type="resume", room=first.room, token=second.token)
+    assert a.last("state")["deadline"]["left"] == 12.0
+    assert a.last("state")["seq"] == match.seq
+    h2.advance(11.9)
+    assert room.match.state.to_move == 0
+    h2.advance(0.1)
+    assert room.match.state.to_move == 1 and room.match.actions[-1]["type"] == "timeout"
+    storage2.close()
+
+
+def test_restart_keeps_a_running_grace_and_the_fair_stream_position(tmp_path):
+    """O12/R2: a seat already away keeps the grace it had left; the next auto-move is the stream's next pick."""
+    storage = SQLiteStorage(tmp_path / "g.db")
+    h = Harness(storage=storage)
+    first, second = h.start()
+    h.advance(20)  # auto explore for the first player
+    second.drop()
+    h.advance(30)  # second's grace: 90 s left
+    h.rooms.tick()
+    used = h.match(first).stream.consumed
+    storage.close()
+    h2 = _restart(h, SQLiteStorage(tmp_path / "g.db"), downtime=500)
+    room = h2.rooms.rooms[first.room]
+    away = room.seat(room.match.players[1])
+    assert away.grace - h2.rooms.now() == 90.0
+    assert room.match.stream.consumed == used
+
+
+def test_clean_shutdown_tells_clients_and_writes_the_clock():
+    """Operations: stop() sends server_closing to every connection and stores the server clock."""
+    h = Harness()
+    first, second = h.start()
+    h.advance(3)
+    h.core.stop()
+    assert first.last("server_closing")["reason"] == "shutdown"
+    assert second.closed
+    assert float(h.storage.meta("clock")) == h.rooms.now()
+
+
+def test_restore_runs_in_slices_and_a_pending_room_is_restored_on_demand():
+    """Restore: many rooms come back over several reactor turns; a request for a pending room restores it at once."""
+    storage = MemoryStorage()
+    h = Harness(storage=storage)
+    codes = []
+    for _ in range(60):
+        a, b = h.start()
+        a.send(type="explore", cell=[0, 0])
+        codes.append(a.room)
+        tokens = (a.token, a.room)
+    clock = Clock()
+    clock.advance(h.clock.seconds() + 5)
+    h2 = Harness(seed=5, storage=storage, clock=clock, restore_slice=0.0005)
+    done = h2.rooms.restore_all()
+    c = h2.connect()
+    c.send(type="resume", room=tokens[1], token=tokens[0])
+    assert c.last("state")["seq"] == 1
+    turns = 0
+    longest = 0.0
+    while not done.called:  # one reactor turn at a time: run only the call that is due
+        call = clock.calls.pop(0)
+        started = time.perf_counter()
+        call.func(*call.args, **call.kw)
+        longest = max(longest, time.perf_counter() - started)
+        turns += 1
+    assert turns > 1 and len(h2.rooms.rooms) == 60
+    assert longest < 0.020
+
+
+def test_server_clock_resumes_where_it_stopped():
+    """Server clock: after a restart the clock continues from the last written value, not from wall time."""
+    storage = MemoryStorage()
+    h = Harness(storage=storage)
+    h.advance(10)
+    h.rooms.tick()
+    clock = Clock()
+    clock.advance(START + 10_000)
+    h2 = Harness(storage=storage, clock=clock)
+    assert h2.rooms.now() == START + 10
