@@ -1,0 +1,189 @@
+"""The CPU variant behind the :class:`~mineduel.client.controller.MatchController` interface.
+
+The human is seat 0 and moves first, the CPU is seat 1 (V1). The CPU AI sees only
+``state.view(1)`` (V3) and its random source is seeded explicitly (R4): the seed goes into the
+saved record's ``players`` entry, so any match can be replayed exactly. CPU steps are paced by
+a :class:`StepPacer` (AI6) on the injected clock.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from mineduel.client.controller import Applied, Ended, MatchEvent, OpponentKind, Refused, Timing
+from mineduel.client.pacing import StepPacer
+from mineduel.shared import ai
+from mineduel.shared.engine import Action, ActionType, GameState, Outcome, Reason, SeatView, Variant
+from mineduel.shared.record import dumps
+
+HUMAN = 0
+CPU = 1
+
+AiStep = Callable[[SeatView, ai.Difficulty, random.Random, int | None], ai.Decision]
+
+
+def new_seed() -> int:
+    """A fresh 63-bit seed for a match nobody asked to reproduce."""
+    return random.SystemRandom().getrandbits(63)
+
+
+class CpuMatch:
+    """A match against the CPU: engine state, the AI, its pacing, events and the record."""
+
+    def __init__(
+        self,
+        *,
+        difficulty: ai.Difficulty | str = ai.Difficulty.NORMAL,
+        seed: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+        step: AiStep = ai.next_step,
+        client_version: str = "",
+        state: GameState | None = None,
+    ) -> None:
+        """``state``: start from a position instead of an empty board (tests, screenshots)."""
+        self.difficulty = ai.Difficulty(difficulty)
+        self.seed = new_seed() if seed is None else seed
+        self._rng = random.Random(self.seed)
+        self._clock = clock
+        self._wall_clock = wall_clock
+        self._step = step
+        self._client_version = client_version
+        self.state = GameState(Variant.CPU) if state is None else state
+        if self.state.variant is not Variant.CPU:
+            raise ValueError("a CPU match needs a CPU-variant state")
+        self.pacer = StepPacer(clock)
+        if self.state.to_move == CPU:
+            self.pacer.arm()
+        self._events: list[MatchEvent] = []
+        self._actions: list[Action] = []
+        self._last_human_safe: int | None = None  # AI4's "most recently explored safely"
+        self._started = clock()
+        self._started_at = wall_clock()
+        self._elapsed: float | None = None
+        self._ended_at: float | None = None
+        self._view_cache: SeatView | None = None
+
+    # ----- MatchController ----------------------------------------------------------------
+    @property
+    def seat(self) -> int:
+        return HUMAN
+
+    @property
+    def opponent(self) -> OpponentKind:
+        return OpponentKind.CPU
+
+    def view(self) -> SeatView:
+        if self._view_cache is None:
+            self._view_cache = self.state.view(HUMAN)
+        return self._view_cache
+
+    def submit(self, action: Action) -> None:
+        if action.seat != HUMAN:
+            raise ValueError("the local player is seat 0")
+        self._apply(action)
+
+    def poll(self) -> list[MatchEvent]:
+        events, self._events = self._events, []
+        return events
+
+    def update(self) -> None:
+        """Take the CPU's step when its 650 ms countdown has run out (AI6)."""
+        if self.state.to_move != CPU:
+            return
+        if not self.pacer.armed:
+            self.pacer.arm()
+        if not self.pacer.due():
+            return
+        decision = self._step(self.state.view(CPU), self.difficulty, self._rng, self._last_human_safe)
+        self._apply(decision.action)
+
+    def next_wakeup(self) -> float | None:
+        return self.pacer.deadline()
+
+    def set_paused(self, reason: str, paused: bool) -> None:
+        self.pacer.set_paused(reason, paused)
+
+    @property
+    def opponent_to_move(self) -> bool:
+        return self.state.to_move == CPU
+
+    @property
+    def outcome(self) -> Outcome | None:
+        return self.state.outcome()
+
+    def timing(self) -> Timing:
+        elapsed = self._elapsed if self._elapsed is not None else self._clock() - self._started
+        return Timing(self._started_at, elapsed, self.state.turn, self._elapsed is not None)
+
+    def record_text(self) -> str | None:
+        if self._elapsed is None or self._ended_at is None:
+            return None
+        outcome = self.state.outcome()
+        assert outcome is not None
+        return dumps(
+            Variant.CPU,
+            self._actions,
+            times={
+                "started": _iso(self._started_at),
+                "ended": _iso(self._ended_at),
+                "elapsed_seconds": round(self._elapsed, 3),
+                "turns": self.state.turn,
+            },
+            players=[
+                {"seat": HUMAN, "kind": "human"},
+                {"seat": CPU, "kind": "cpu", "difficulty": str(self.difficulty), "seed": self.seed},
+            ],
+            result={
+                "winner": outcome.winner,
+                "reason": str(outcome.reason),
+            },
+            client={"name": "mine-duel", "version": self._client_version},
+        )
+
+    @property
+    def record_name(self) -> str:
+        stamp = datetime.fromtimestamp(self._started_at, UTC).strftime("%Y%m%d-%H%M%S")
+        return f"cpu-{stamp}-{self.seed % 100000:05d}"
+
+    def close(self) -> None:
+        self.pacer.cancel()
+
+    # ----- the one place that changes the match --------------------------------------------
+    def _apply(self, action: Action) -> None:
+        state = self.state
+        refusal = state.apply(action)
+        if refusal is not None:
+            if action.seat == CPU:  # the AI promised a legal step: a bug, not a player error
+                raise RuntimeError(f"the CPU AI chose a refused step {action}: {refusal}")
+            self._events.append(Refused(action, refusal))
+            return
+        self._view_cache = None
+        self._actions.append(action)
+        outcome = state.outcome()
+        if action.type is ActionType.EXPLORE and action.seat == HUMAN and outcome is None:
+            self._last_human_safe = action.cell
+        # V2: the opponent's plant is announced without its cell.
+        hidden = action.type is ActionType.PLANT and action.seat == CPU
+        self._events.append(Applied(action.seat, action.type, None if hidden else action.cell))
+        if outcome is not None:
+            self._finish(outcome)
+        elif state.to_move == CPU:
+            self.pacer.arm()  # AI6: the next CPU step 650 ms after this action
+        else:
+            self.pacer.cancel()
+
+    def _finish(self, outcome: Outcome) -> None:
+        """C4/E1: the result, turns and elapsed time are fixed once; the CPU timer stops."""
+        self.pacer.cancel()
+        self._elapsed = self._clock() - self._started
+        self._ended_at = self._wall_clock()
+        ko = self.state.ko_cell if outcome.reason is Reason.KO else None
+        self._events.append(Ended(outcome, self.state.turn, self._elapsed, ko))
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
