@@ -1,0 +1,363 @@
+"""The game's entry point (``mine-duel``) and the app object that runs a frame.
+
+:class:`App` owns the window, the scene stack and the context; :meth:`App.frame` runs one frame
+(events → update → draw only what changed) and says how long the app may sleep before the next
+one. :func:`main` drives ``frame`` from Twisted's reactor with one ``task.LoopingCall`` — one
+thread, so the online mode can share the reactor later. Only this module and the networking
+module import Twisted (STYLE.md), and only inside :func:`main`.
+
+Sleeping, not spinning: after input or while something animates the loop runs at 60 fps; when
+nothing happens it polls for input :data:`IDLE_POLL` times a second and draws nothing (or sooner,
+when a CPU step or an animation step is due), and a minimised or hidden window is polled slower.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pygame
+
+from mineduel.client.cpu_match import CpuMatch
+from mineduel.client.cpu_session import CpuSession
+from mineduel.client.display import LOGICAL_SIZE, Viewport
+from mineduel.client.i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator, catalog_dir
+from mineduel.client.records import RecordStore
+from mineduel.client.resources import theme_path
+from mineduel.client.scenes.base import Context, SceneStack
+from mineduel.client.scenes.game import GameScene
+from mineduel.client.settings import Settings, SettingsStore
+from mineduel.client.ui.input import KeyEvent, PointerEvent, PointerKind, WheelEvent, translate
+from mineduel.client.ui.text import FontBook
+
+log = logging.getLogger(__name__)
+
+ACTIVE_INTERVAL = 1 / 60
+IDLE_POLL = 1 / 20  # seconds between input polls when nothing happens
+AWAY_POLL = 1 / 4  # minimised or hidden
+ACTIVE_AFTER_INPUT = 0.5  # keep 60 fps this long after the last input (hover, drags)
+DRAG_SLOP = 10  # window pixels a finger moves before a press becomes a scroll
+VERSION = "0.1.0"
+
+_AWAY_EVENTS = {
+    pygame.WINDOWMINIMIZED: ("minimised", True),
+    pygame.WINDOWRESTORED: ("minimised", False),
+    pygame.WINDOWMAXIMIZED: ("minimised", False),
+    pygame.WINDOWHIDDEN: ("hidden", True),
+    pygame.WINDOWSHOWN: ("hidden", False),
+    pygame.WINDOWFOCUSLOST: ("unfocused", True),
+    pygame.WINDOWFOCUSGAINED: ("unfocused", False),
+}
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT, e.g. 390x844, not {text!r}") from None
+    if w < 100 or h < 100:
+        raise argparse.ArgumentTypeError("the window must be at least 100x100")
+    return w, h
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mine-duel", description="MINE DUEL: two-player competitive Minesweeper.")
+    parser.add_argument("--size", type=parse_size, default=None, metavar="WxH",
+                        help="window size in pixels (default: 390x844, shrunk to fit the screen); resizable")
+    parser.add_argument("--lang", choices=LANGUAGES, default=None, help="language for this run (skips the picker)")
+    parser.add_argument("--seed", type=int, default=None, help="CPU random seed, to replay a match exactly (R4)")
+    parser.add_argument("--profile-dir", type=Path, default=None,
+                        help="keep settings and records in this folder instead of the user's config/data folders")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    # Room is left for the online and packaging options (--join URL, --kiosk, --self-test).
+    return parser
+
+
+def default_window_size() -> tuple[int, int]:
+    """390×844, shrunk (keeping the aspect) to fit the desktop with room for window decorations."""
+    try:
+        sizes = pygame.display.get_desktop_sizes()
+    except pygame.error:
+        sizes = []
+    w, h = LOGICAL_SIZE
+    if sizes:
+        dw, dh = sizes[0]
+        scale = min(1.0, (dh - 80) / h, (dw - 40) / w)
+        if scale > 0.3:
+            return round(w * scale), round(h * scale)
+    return w, h
+
+
+class App:
+    """The client: window, context, scenes; :meth:`frame` runs one frame."""
+
+    def __init__(
+        self,
+        *,
+        size: tuple[int, int] | None = None,
+        language: str | None = None,
+        seed: int | None = None,
+        profile_dir: Path | None = None,
+        config_dir: Path | None = None,
+        data_dir: Path | None = None,
+        export_dir: Path | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+        window_flags: int = pygame.RESIZABLE,
+    ) -> None:
+        pygame.display.init()
+        pygame.font.init()
+        pygame.display.set_caption("MINE DUEL")
+        window = pygame.display.set_mode(size or default_window_size(), window_flags)
+        self.viewport = Viewport(window)
+        self.clock = clock
+        if profile_dir is not None:
+            config_dir = config_dir or profile_dir
+            data_dir = data_dir or profile_dir
+        store = SettingsStore(config_dir)
+        settings = store.load()
+        if language is not None:
+            settings = Settings(language=language)  # chosen on the command line for this run
+        self.translator = Translator(settings.language or DEFAULT_LANGUAGE)
+        self._dirty: list[pygame.Rect] = []
+        self._full = True
+        self._running = True
+        self._last_input = -1e9
+        self._last_frame = clock()
+        self._gui: Any = None
+        self._drag: dict[str, Any] | None = None
+        self.frames_drawn = 0
+        records = RecordStore(None if data_dir is None else Path(data_dir) / "records", export_dir)
+        self.ctx = Context(
+            clock=clock,
+            tr=self.translator,
+            fonts=FontBook(),
+            settings_store=store,
+            settings=settings,
+            records=records,
+            invalidate=self.invalidate,
+            new_cpu_match=lambda **kw: CpuMatch(clock=clock, wall_clock=wall_clock, client_version=VERSION, **kw),
+            quit=self.quit,
+            ensure_visible=self._ensure_visible,
+            make_gui=self.gui,
+        )
+        self.stack = SceneStack(self.ctx)
+        self.session = CpuSession(self.ctx, seed)
+        self.game = GameScene(self.ctx, self.session)
+        self.stack.push(self.game)
+
+    # ----- services for scenes ---------------------------------------------------------------------------
+    def invalidate(self, rect: pygame.Rect | None = None) -> None:
+        if rect is None:
+            self._full = True
+        elif not self._full:
+            self._dirty.append(pygame.Rect(rect))
+
+    def quit(self) -> None:
+        self._running = False
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    def _ensure_visible(self, rect: pygame.Rect) -> None:
+        if self.viewport.ensure_visible(rect):
+            self._full = True
+
+    def gui(self) -> Any:
+        """pygame_gui's UIManager on the logical canvas, made on first use, following the language."""
+        if self._gui is None:
+            import pygame_gui
+
+            manager = pygame_gui.UIManager(LOGICAL_SIZE, str(theme_path()), translation_directory_paths=[str(catalog_dir())])
+            viewport = self.viewport
+            # pygame_gui polls the mouse itself for hovering: give it canvas coordinates.
+            manager._update_mouse_position = lambda: setattr(  # noqa: SLF001 - the documented hook point
+                manager, "mouse_position", tuple(int(v) for v in viewport.to_logical(pygame.mouse.get_pos())))
+            self.translator.bind(manager)
+            self._gui = manager
+        return self._gui
+
+    # ----- the frame ---------------------------------------------------------------------------------------
+    def frame(self) -> float | None:
+        """Run one frame; the seconds until the next one is wanted, or ``None`` to quit."""
+        now = self.clock()
+        dt, self._last_frame = now - self._last_frame, now
+        for event in pygame.event.get():
+            self.handle_event(event, now)
+        if not self._running:
+            return None
+        self.stack.update(now)
+        gui_scene = self.stack.top is not None and self.stack.top.uses_gui
+        if gui_scene and self._gui is not None:
+            self._gui.update(max(0.0, dt))
+            self._full = True
+        if self._full or self._dirty:
+            self.render(gui_scene)
+        return self.next_interval(now)
+
+    def next_interval(self, now: float) -> float:
+        if self.stack.away:
+            return AWAY_POLL
+        if now - self._last_input < ACTIVE_AFTER_INPUT:
+            return ACTIVE_INTERVAL
+        wake = self.stack.next_wakeup(now)
+        if wake is None:
+            return IDLE_POLL
+        return min(IDLE_POLL, max(ACTIVE_INTERVAL, wake - now))
+
+    def render(self, gui_scene: bool = False) -> None:
+        canvas = self.viewport.canvas
+        full = pygame.Rect((0, 0), LOGICAL_SIZE)
+        if self._full:
+            areas = None
+            self.stack.draw(canvas, full)
+            if gui_scene and self._gui is not None:
+                self._gui.draw_ui(canvas)
+        else:
+            areas = _merge(self._dirty)
+            for area in areas:
+                self.stack.draw(canvas, area)
+        self._full = False
+        self._dirty = []
+        rects = self.viewport.present(areas)
+        if areas is None:
+            pygame.display.flip()
+        else:
+            pygame.display.update(rects)
+        self.frames_drawn += 1
+
+    def handle_event(self, event: pygame.event.Event, now: float) -> None:
+        etype = event.type
+        if etype == pygame.QUIT:
+            self._running = False
+            return
+        if etype in _AWAY_EVENTS:
+            reason, away = _AWAY_EVENTS[etype]
+            self.stack.set_attention(reason, away)
+            if not away:
+                self._full = True
+            if etype == pygame.WINDOWRESTORED:
+                self.stack.set_attention("hidden", False)
+            return
+        if etype in (pygame.VIDEORESIZE, pygame.WINDOWSIZECHANGED, pygame.WINDOWEXPOSED):
+            surface = pygame.display.get_surface()
+            if surface is not None and (etype != pygame.WINDOWEXPOSED or surface.get_size() != self.viewport.mapping.window):
+                self.viewport.resize(surface)
+            self._full = True
+            return
+        top = self.stack.top
+        if top is not None and top.uses_gui and self._gui is not None:
+            if etype >= pygame.USEREVENT and hasattr(event, "ui_element"):
+                top.gui_event(event)  # type: ignore[attr-defined]
+                return
+            if self.stack.popup is None:
+                self._gui.process_events(self._to_canvas_event(event))
+        scene_event = translate(event, self.viewport.to_logical, self.viewport.mapping.window)
+        if scene_event is None:
+            return
+        self._last_input = now
+        if isinstance(scene_event, KeyEvent):
+            if not self.ctx.keyboard:
+                self.ctx.keyboard = True
+                self._full = True
+        elif isinstance(scene_event, PointerEvent) and scene_event.kind is not PointerKind.MOVE and self.ctx.keyboard:
+            self.ctx.keyboard = False
+            self._full = True
+        if isinstance(scene_event, PointerEvent) and scene_event.touch and self._scroll_drag(event, scene_event):
+            return
+        consumed = self.stack.process_event(scene_event)
+        if isinstance(scene_event, WheelEvent) and not consumed:
+            if self.viewport.scroll_by(-scene_event.dy * 64):
+                self._full = True
+
+    def _scroll_drag(self, event: pygame.event.Event, scene_event: PointerEvent) -> bool:
+        """Touch drags scroll a window too small for the canvas; True when the event was used."""
+        if not self.viewport.mapping.max_scroll:
+            return False
+        y = event.y * self.viewport.mapping.window[1]
+        if scene_event.kind is PointerKind.DOWN:
+            self._drag = {"start": y, "last": y, "scrolling": False}
+            return False
+        drag = self._drag
+        if drag is None:
+            return False
+        if scene_event.kind is PointerKind.UP:
+            self._drag = None
+            return bool(drag["scrolling"])
+        if not drag["scrolling"] and abs(y - drag["start"]) > DRAG_SLOP:
+            drag["scrolling"] = True
+            self.stack.process_event(PointerEvent(PointerKind.CANCEL, scene_event.pos, touch=True))
+        if drag["scrolling"]:
+            if self.viewport.scroll_by(drag["last"] - y):
+                self._full = True
+            drag["last"] = y
+            return True
+        return False
+
+    def _to_canvas_event(self, event: pygame.event.Event) -> pygame.event.Event:
+        if hasattr(event, "pos") and event.type in (pygame.MOUSEBUTTONDOWN, pygame.MOUSEBUTTONUP, pygame.MOUSEMOTION):
+            attrs = dict(event.dict)
+            x, y = self.viewport.to_logical(event.pos)
+            attrs["pos"] = (int(x), int(y))
+            return pygame.event.Event(event.type, attrs)
+        return event
+
+    def screenshot(self) -> pygame.Surface:
+        """The logical 390×844 canvas as it was last drawn."""
+        return self.viewport.canvas_copy()
+
+    def close(self) -> None:
+        if self.game.controller is not None:
+            self.game.controller.close()
+        pygame.display.quit()
+
+
+def _merge(rects: list[pygame.Rect]) -> list[pygame.Rect]:
+    """Overlapping dirty rectangles merged, so nothing is drawn twice."""
+    out: list[pygame.Rect] = []
+    for rect in rects:
+        rect = pygame.Rect(rect)
+        merged = True
+        while merged:
+            merged = False
+            for i, other in enumerate(out):
+                if rect.colliderect(other):
+                    rect.union_ip(out.pop(i))
+                    merged = True
+                    break
+        out.append(rect)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``mine-duel [--size WxH] [--lang CODE] [--seed N] [--profile-dir DIR]``: play against the CPU."""
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    app = App(size=args.size, language=args.lang, seed=args.seed, profile_dir=args.profile_dir)
+    app.frame()  # the first frame before Twisted loads
+
+    from twisted.internet import reactor, task
+
+    def tick() -> None:
+        delay = app.frame()
+        if delay is None:
+            loop.stop()
+            reactor.stop()  # type: ignore[attr-defined]
+        else:
+            loop.interval = delay
+
+    loop = task.LoopingCall(tick)
+    loop.start(ACTIVE_INTERVAL, now=False)
+    try:
+        reactor.run()  # type: ignore[attr-defined]
+    finally:
+        app.close()
+    return 0

@@ -1,0 +1,56 @@
+"""The CPU flow around the match screen (U1, E4; seed chapter 02).
+
+Fresh session at launch: no saved language → the language picker first (the board stays
+locked); then the rules + difficulty popup (default normal) with Start, which creates the match.
+A confirmed restart drops the match and everything shown about it, keeps only the language,
+puts the difficulty back to normal and shows the rules + difficulty popup again.
+
+Seeds (R4): ``seed`` (``--seed``) makes the first match reproducible and each restart takes the
+next number; without it every match draws a fresh seed. The seed is saved in the record.
+"""
+
+from __future__ import annotations
+
+from mineduel.client.scenes.base import Context
+from mineduel.client.scenes.game import GameScene
+from mineduel.client.scenes.popups import LanguagePopup, RulesPopup
+
+DEFAULT_DIFFICULTY = "normal"
+
+
+class CpuSession:
+    """Implements :class:`mineduel.client.scenes.game.Session` for play against the CPU."""
+
+    def __init__(self, ctx: Context, seed: int | None = None) -> None:
+        self.ctx = ctx
+        self._next_seed = seed
+        self._difficulty: str | None = None
+
+    @property
+    def difficulty(self) -> str | None:
+        return self._difficulty
+
+    def begin(self, scene: GameScene) -> None:
+        if self.ctx.settings.language is None:
+            self.ctx.stack.open_popup(LanguagePopup(self.ctx, lambda code: self._language_chosen(scene, code), first_run=True))
+        else:
+            self._ask_rules(scene)
+
+    def _language_chosen(self, scene: GameScene, code: str) -> None:
+        scene.choose_language(code)
+        self._ask_rules(scene)
+
+    def _ask_rules(self, scene: GameScene) -> None:
+        self.ctx.stack.open_popup(RulesPopup(self.ctx, on_start=lambda level: self._start(scene, level), difficulty=DEFAULT_DIFFICULTY))
+
+    def _start(self, scene: GameScene, level: str) -> None:
+        seed = self._next_seed
+        if seed is not None:
+            self._next_seed = seed + 1
+        self._difficulty = level
+        scene.attach(self.ctx.new_cpu_match(difficulty=level, seed=seed))
+
+    def restart(self, scene: GameScene) -> None:
+        scene.detach()
+        self._difficulty = None
+        self._ask_rules(scene)

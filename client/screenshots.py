@@ -1,0 +1,290 @@
+"""``mine-duel screenshots --out DIR``: every screen and popup, in every language, as 390×844 PNGs.
+
+Headless (SDL's dummy driver). Each picture comes from the real app object driven the way a
+player would: real pygame events for clicks and keys, a fake clock advanced between frames so
+animations are settled (or caught on purpose). Positions late in a match are set up with the
+ASCII notation (``shared/notation.py``) and then finished by a real action, so the result popups
+show genuine outcomes. Files are named ``<lang>/<nn>_<screen>.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+SHOTS: list[tuple[str, Callable[[Shooter], None]]] = []
+
+
+def shot(name: str) -> Callable[[Callable[[Shooter], None]], Callable[[Shooter], None]]:
+    def register(fn: Callable[[Shooter], None]) -> Callable[[Shooter], None]:
+        SHOTS.append((name, fn))
+        return fn
+
+    return register
+
+
+# A mid-game position with everything the board can show: both players' cells (numbers from the
+# mines), my mines, both kinds of flag, my flag on my own mine (a bluff), a CPU flag on its mine.
+MID_GAME = """
+o? o? x? .. .. A. .. ..
+o? x? x? X. B. o? .b ..
+B. o? A. x? o? x? .. ..
+.. .. o? x? B. Aa .. ..
+.. B. x? o? .a o? .. ..
+.. .. .. x? o? .. .. A.
+.. .. .. .. .. .. x? ..
+A. .. .. .. .. x? x? Bb
+"""
+
+# Late positions, each one action from an end (C1, C2, C4): unrevealed cells are listed by token.
+_LATE = """
+o? o? o? x? x? o? o? o?
+o? {a} o? x? x? o? {b} o?
+o? o? o? o? x? x? o? o?
+x? x? x? {c} x? o? o? o?
+x? x? x? x? x? o? {d} o?
+o? o? o? o? o? o? o? o?
+o? {e} o? x? x? o? o? o?
+o? o? o? x? x? o? o? o?
+"""
+
+
+def late(a: str, b: str, c: str, d: str, e: str = "o?") -> str:
+    return _LATE.format(a=a, b=b, c=c, d=d, e=e)
+
+
+class Shooter:
+    """One app per picture, on a fake clock, with helpers that post real pygame events."""
+
+    def __init__(self, out: Path, language: str | None, profile: Path) -> None:
+        import pygame
+
+        from mineduel.client.app import App
+
+        self.pygame = pygame
+        self.out = out
+        self.now = 1000.0
+        self.app = App(size=(390, 844), language=language, profile_dir=profile, export_dir=profile / "exports",
+                       clock=lambda: self.now, seed=20240601)
+        self.frame()
+
+    @property
+    def game(self):  # noqa: ANN201 - GameScene
+        return self.app.game
+
+    def frame(self, dt: float = 0.0) -> None:
+        self.now += dt
+        self.app.frame()
+
+    def settle(self, seconds: float = 2.0) -> None:
+        for _ in range(int(seconds / 0.1)):
+            self.frame(0.1)
+
+    def click(self, pos: tuple[float, float]) -> None:
+        pg = self.pygame
+        pg.event.post(pg.event.Event(pg.MOUSEBUTTONDOWN, pos=(round(pos[0]), round(pos[1])), button=1))
+        pg.event.post(pg.event.Event(pg.MOUSEBUTTONUP, pos=(round(pos[0]), round(pos[1])), button=1))
+        self.frame(0.02)
+
+    def key(self, key: int) -> None:
+        pg = self.pygame
+        pg.event.post(pg.event.Event(pg.KEYDOWN, key=key, mod=0, unicode=""))
+        self.frame(0.02)
+
+    def click_button(self, name: str) -> None:
+        """Click a button of the open popup, or of the game screen."""
+        popup = self.app.stack.popup
+        group = popup.widgets if popup is not None else self.game.widgets
+        self.click(group.by_name(name).rect.center)
+
+    def click_cell(self, row: int, col: int) -> None:
+        self.click(self.game.board.cell_center(row * 8 + col))
+
+    def start_from(self, board: str, *, phase: str = "explore", to_move: int = 0, turn: int = 7, marker_used: bool = False) -> None:
+        """Press Start on the rules popup, with the match set to ``board``."""
+        from mineduel.client.cpu_match import CpuMatch
+        from mineduel.shared.notation import from_ascii
+
+        state = from_ascii(board, phase=phase, to_move=to_move, turn=turn, marker_used=marker_used)
+        ctx = self.app.ctx
+        clock = ctx.clock
+        ctx.new_cpu_match = lambda **kw: CpuMatch(clock=clock, wall_clock=lambda: 1_700_000_000.0, state=state, **kw)
+        self.click_button("start")
+        self.settle(1.0)
+
+    def save(self, name: str) -> Path:
+        path = self.out / f"{name}.png"
+        self.pygame.image.save(self.app.screenshot(), str(path))
+        return path
+
+    def close(self) -> None:
+        self.app.close()
+
+
+@shot("language_first_run")
+def _language_first_run(s: Shooter) -> None:
+    s.settle(0.5)
+
+
+@shot("language_menu")
+def _language_menu(s: Shooter) -> None:
+    s.start_from(MID_GAME)
+    s.key(s.pygame.K_ESCAPE)
+    s.click_button("menu.language")
+    s.settle(0.5)
+
+
+@shot("rules_start")
+def _rules(s: Shooter) -> None:
+    s.settle(0.5)
+
+
+def _mode(mode: str, phase: str, marker_used: bool = False) -> Callable[[Shooter], None]:
+    def run(s: Shooter) -> None:
+        s.start_from(MID_GAME, phase=phase, marker_used=marker_used)
+        if mode in ("flag", "unflag"):
+            s.click_button(f"mode:{mode}")
+        if mode == "flag":
+            for key in (s.pygame.K_RIGHT, s.pygame.K_DOWN):  # keyboard focus on the board
+                s.key(key)
+        pg = s.pygame
+        pg.event.post(pg.event.Event(pg.MOUSEMOTION, pos=s.game.board.cell_center(6 * 8 + 2), rel=(0, 0), buttons=(0, 0, 0)))
+        s.settle(1.0)
+
+    return run
+
+
+shot("board_explore")(_mode("explore", "explore"))
+shot("board_mine")(_mode("mine", "plant"))
+shot("board_flag")(_mode("flag", "end_wait"))
+shot("board_unflag")(_mode("unflag", "end_wait", marker_used=True))
+
+
+@shot("refusal")
+def _refusal(s: Shooter) -> None:
+    s.start_from(MID_GAME)
+    s.click_cell(2, 2)  # my own mine (refusal.own_mine)
+    s.settle(0.6)
+
+
+@shot("cpu_turn")
+def _cpu_turn(s: Shooter) -> None:
+    s.start_from(MID_GAME, phase="end_wait", marker_used=True)
+    s.click_button("end_turn")
+    s.frame(0.66)  # AI6: the CPU's first step 650 ms later (an explore)
+    s.frame(0.2)  # mid-highlight, while the CPU waits for its next step
+
+
+@shot("result_win")
+def _win(s: Shooter) -> None:
+    s.start_from(late("A.", "A.", "B.", "B.", "A."), phase="end_wait", turn=15, marker_used=True)
+    s.click_button("end_turn")
+    s.settle(4.0)  # the CPU flags and explores (C3) — onto my mine
+
+
+@shot("result_loss")
+def _loss(s: Shooter) -> None:
+    s.start_from(MID_GAME, turn=9)
+    s.click_cell(1, 4)  # the CPU's mine (KO)
+    s.settle(1.5)
+
+
+@shot("result_draw_all_flagged")
+def _all_flagged(s: Shooter) -> None:
+    s.start_from(late("Aa", ".b", "Bb", ".."), turn=18)
+    s.click_button("mode:flag")
+    s.click_cell(4, 6)  # the last unmarked cell (C1.1)
+    s.settle(1.5)
+
+
+@shot("result_draw_no_explorable")
+def _no_explorable(s: Shooter) -> None:
+    s.start_from(late("B.", ".a", "Bb", "B."), phase="end_wait", turn=18, marker_used=True)
+    s.click_button("end_turn")  # the CPU's turn starts with nothing to explore (C1.4)
+    s.settle(1.5)
+
+
+@shot("result_draw_no_plantable")
+def _no_plantable(s: Shooter) -> None:
+    s.start_from(late("A.", ".b", "Bb", ".."), turn=18)
+    s.click_cell(4, 6)  # the last safe cell; then nowhere to plant (C2)
+    s.settle(1.5)
+
+
+@shot("board_after_end")
+def _after_end(s: Shooter) -> None:
+    _loss(s)
+    s.click_button("view_board")
+    s.settle(0.5)
+
+
+@shot("result_exported")
+def _exported(s: Shooter) -> None:
+    _loss(s)
+    s.click_button("export")
+    s.settle(0.3)
+
+
+@shot("restart_confirm")
+def _restart(s: Shooter) -> None:
+    _loss(s)
+    s.click_button("restart")
+    s.settle(0.5)
+
+
+@shot("menu")
+def _menu(s: Shooter) -> None:
+    s.start_from(MID_GAME)
+    s.key(s.pygame.K_ESCAPE)
+    s.settle(0.5)
+
+
+@shot("rules_menu")
+def _rules_menu(s: Shooter) -> None:
+    s.start_from(MID_GAME)
+    s.key(s.pygame.K_ESCAPE)
+    s.click_button("menu.rules")
+    s.settle(0.5)
+
+
+@shot("online")
+def _online(s: Shooter) -> None:
+    s.start_from(MID_GAME)
+    s.key(s.pygame.K_ESCAPE)
+    s.click_button("menu.online")
+    s.settle(0.5)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from mineduel.client.i18n import LANGUAGES
+
+    parser = argparse.ArgumentParser(prog="mine-duel screenshots", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="folder for the PNG files")
+    parser.add_argument("--lang", action="append", choices=LANGUAGES, help="only these languages (repeatable)")
+    parser.add_argument("--only", action="append", help="only screens whose name contains this (repeatable)")
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    written = 0
+    for code in args.lang or LANGUAGES:
+        folder = args.out / code
+        folder.mkdir(parents=True, exist_ok=True)
+        for index, (name, run) in enumerate(SHOTS, start=1):
+            if args.only and not any(part in name for part in args.only):
+                continue
+            with tempfile.TemporaryDirectory(prefix="mineduel-shot-") as tmp:
+                first_run = name == "language_first_run"
+                shooter = Shooter(folder, None if first_run else code, Path(tmp))
+                try:
+                    run(shooter)
+                    shooter.save(f"{index:02d}_{name}")
+                    written += 1
+                finally:
+                    shooter.close()
+    print(f"wrote {written} screenshots to {args.out}")
+    return 0
