@@ -133,6 +133,7 @@ class App:
         self._gui: Any = None
         self._drag: dict[str, Any] | None = None
         self.frames_drawn = 0
+        self.last_areas: list[pygame.Rect] | None = None  # what the last drawn frame repainted (None: all)
         records = RecordStore(None if data_dir is None else Path(data_dir) / "records", export_dir)
         self.ctx = Context(
             clock=clock,
@@ -226,6 +227,7 @@ class App:
                 self.stack.draw(canvas, area)
         self._full = False
         self._dirty = []
+        self.last_areas = areas
         rects = self.viewport.present(areas)
         if areas is None:
             pygame.display.flip()

@@ -16,6 +16,7 @@ import pygame
 LOGICAL_SIZE = (390, 844)
 MIN_SCALE = 0.85
 SCROLL_STEP = 64
+TILE = (65, 64)  # the canvas is scaled to the window in tiles of this size
 MARGIN_COLOR = (11, 20, 34)  # the letterbox: palette.BACKGROUND_DEEP
 
 
@@ -117,32 +118,44 @@ class Viewport:
 
     # ----- presenting -----------------------------------------------------------------------
     def present(self, areas: list[pygame.Rect] | None) -> list[pygame.Rect]:
-        """Copy the canvas ``areas`` (all when ``None``) to the window; the window rects touched."""
+        """Copy the canvas ``areas`` (all when ``None``) to the window; the window rects touched.
+
+        When scaled, the canvas is cut into fixed tiles and every touched tile is scaled on its
+        own, with a margin that is cut away again. A tile always comes out the same whether the
+        whole frame or one cell changed, so partial updates never shift or seam against a full
+        redraw (one big smoothscale samples differently from its pieces).
+        """
         window = self._window
         full_canvas = pygame.Rect((0, 0), self.logical)
         if self.mapping.identity:
             return [full_canvas] if areas is None else [a.clip(full_canvas) for a in areas]
         if areas is None:
             window.fill(MARGIN_COLOR)
-            dest = self.to_window_rect(full_canvas)
-            window.blit(pygame.transform.smoothscale(self.canvas, dest.size), dest)
-            return [window.get_rect()]
+            tiles = self._tiles(full_canvas)
+        else:
+            tiles = sorted({t for area in areas for t in self._tiles(area.clip(full_canvas))})
         out = []
-        for area in areas:
-            area = area.clip(full_canvas)
-            if not area.width or not area.height:
-                continue
-            # Scale a slightly larger piece and keep its middle, so the filter's edges never show
-            # and neighbouring updates meet exactly (both use Mapping.edge).
-            grown = area.inflate(4, 4).clip(full_canvas)
+        for tx, ty in tiles:
+            tile = pygame.Rect(tx * TILE[0], ty * TILE[1], TILE[0], TILE[1]).clip(full_canvas)
+            grown = tile.inflate(4, 4).clip(full_canvas)
             src = self.to_window_rect(grown)
-            if src.width <= 0 or src.height <= 0:
+            dest = self.to_window_rect(tile)
+            if dest.width <= 0 or dest.height <= 0:
                 continue
             scaled = pygame.transform.smoothscale(self.canvas.subsurface(grown), src.size)
-            dest = self.to_window_rect(area)
             window.blit(scaled, dest, pygame.Rect(dest.x - src.x, dest.y - src.y, dest.width, dest.height))
             out.append(dest)
-        return out
+        return [window.get_rect()] if areas is None else out
+
+    @staticmethod
+    def _tiles(area: pygame.Rect) -> list[tuple[int, int]]:
+        if area.width <= 0 or area.height <= 0:
+            return []
+        return [
+            (tx, ty)
+            for tx in range(area.left // TILE[0], (area.right - 1) // TILE[0] + 1)
+            for ty in range(area.top // TILE[1], (area.bottom - 1) // TILE[1] + 1)
+        ]
 
     def canvas_copy(self) -> pygame.Surface:
         """The logical canvas as its own surface (screenshots, pixel tests)."""
