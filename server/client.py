@@ -1,0 +1,138 @@
+"""A small Twisted client for the MINE DUEL protocol: tests, bots and benchmarks build on it.
+
+    client = await connect(reactor, "127.0.0.1", 47650)
+    await client.hello()
+    created = await client.request("create_room", name="Bot")
+    ...
+    state = await client.wait_for("state")
+    view = protocol.view_from_state(state)
+    move = random.choice(protocol.legal_moves(view))
+    await client.request(**move.message())
+
+Every received message is kept in ``messages``; :meth:`wait_for` hands out each one once,
+in arrival order, so a script never misses a message that arrived before it asked.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from twisted.internet.defer import Deferred
+from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+from twisted.protocols.basic import LineOnlyReceiver
+from twisted.python.failure import Failure
+
+from mineduel.shared import protocol
+
+Predicate = Callable[[dict[str, Any]], bool]
+
+
+class ServerError(Exception):
+    """The server answered a request with ``error``; ``code`` is its error code."""
+
+    def __init__(self, message: dict[str, Any]) -> None:
+        super().__init__(f"{message.get('code')}: {message.get('message')}")
+        self.code = message.get("code")
+        self.reply = message
+
+
+class LineClient(LineOnlyReceiver):
+    """One connection to a server; replies ``pong`` to the server's pings automatically."""
+
+    delimiter = b"\n"
+    MAX_LENGTH = 1 << 20
+
+    def __init__(self, name: str = "mineduel-client/1", auto_pong: bool = True) -> None:
+        self.name = name
+        self.auto_pong = auto_pong
+        self.messages: list[dict[str, Any]] = []
+        self._taken: set[int] = set()
+        self._waiters: list[tuple[Predicate, Deferred[dict[str, Any]]]] = []
+        self._ids = itertools.count(1)
+        self.lost: Deferred[None] = Deferred()
+        self.connected_ = False
+
+    # ----- Twisted -------------------------------------------------------------------------
+    def connectionMade(self) -> None:
+        self.connected_ = True
+
+    def lineReceived(self, line: bytes) -> None:
+        msg = protocol.decode(line)
+        if msg["type"] == "ping" and self.auto_pong:
+            self.send(type="pong")
+        index = len(self.messages)
+        self.messages.append(msg)
+        for i, (pred, d) in enumerate(self._waiters):
+            if pred(msg):
+                del self._waiters[i]
+                self._taken.add(index)
+                d.callback(msg)
+                return
+
+    def connectionLost(self, reason: Failure = None) -> None:  # type: ignore[assignment]
+        self.connected_ = False
+        waiters, self._waiters = self._waiters, []
+        for _, d in waiters:
+            d.errback(ConnectionError("connection closed"))
+        if not self.lost.called:
+            self.lost.callback(None)
+
+    # ----- sending and waiting ---------------------------------------------------------------
+    def send(self, **message: Any) -> None:
+        self.transport.write(protocol.encode(message))
+
+    def wait_for(self, kind: str | None = None, pred: Predicate | None = None) -> Deferred[dict[str, Any]]:
+        """The first not-yet-taken message of type ``kind`` (and matching ``pred``), now or later."""
+
+        def match(msg: dict[str, Any]) -> bool:
+            return (kind is None or msg["type"] == kind) and (pred is None or pred(msg))
+
+        for index, msg in enumerate(self.messages):
+            if index not in self._taken and match(msg):
+                self._taken.add(index)
+                d: Deferred[dict[str, Any]] = Deferred()
+                d.callback(msg)
+                return d
+        d = Deferred()
+        if not self.connected_:
+            d.errback(ConnectionError("connection closed"))
+            return d
+        self._waiters.append((match, d))
+        return d
+
+    def last(self, kind: str) -> dict[str, Any] | None:
+        """The most recent message of type ``kind`` (taken or not)."""
+        for msg in reversed(self.messages):
+            if msg["type"] == kind:
+                return msg
+        return None
+
+    async def request(self, type: str, **fields: Any) -> dict[str, Any]:  # noqa: A002
+        """Send a request with a fresh ``id``; its reply (``error`` raises :class:`ServerError`)."""
+        rid = f"c{next(self._ids)}"
+        reply = self.wait_for(pred=lambda m: m.get("id") == rid)
+        self.send(type=type, id=rid, **fields)
+        msg = await reply
+        if msg["type"] == "error":
+            raise ServerError(msg)
+        return msg
+
+    async def hello(self) -> dict[str, Any]:
+        return await self.request(**protocol.hello(self.name))
+
+    def close(self) -> Deferred[None]:
+        self.transport.loseConnection()
+        return self.lost
+
+    def abort(self) -> Deferred[None]:
+        """Drop the connection without a goodbye (like a crashed client)."""
+        self.transport.abortConnection()
+        return self.lost
+
+
+async def connect(reactor: Any, host: str, port: int, name: str = "mineduel-client/1") -> LineClient:
+    """Connect and return the client (``hello`` not sent yet)."""
+    endpoint = TCP4ClientEndpoint(reactor, host, port, timeout=10)
+    return await connectProtocol(endpoint, LineClient(name))
