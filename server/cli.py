@@ -29,7 +29,7 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
     # Rule timings are fixed by RULES.md; these exist for tests and demos only.
     parser.add_argument("--turn-seconds", type=float, default=protocol.TURN_SECONDS, help=argparse.SUPPRESS)
     parser.add_argument("--grace-seconds", type=float, default=protocol.GRACE_SECONDS, help=argparse.SUPPRESS)
-    parser.add_argument("--idle-timeout", type=float, default=protocol.IDLE_TIMEOUT, help=argparse.SUPPRESS)
+    parser.add_argument("--idle-timeout", type=float, default=protocol.IDLE_TIMEOUT, help="seconds of silence before a connection counts as dropped (default 15; raise it to type by hand with nc)")
     args = parser.parse_args(argv)
     return Config(
         host=args.host,
