@@ -77,12 +77,18 @@ class ServerCore:
         for interval, fn, now in (
             (self.config.ping_interval, self._ping_all, False),
             (self.config.clock_interval, self._tick, False),
-            (self.config.sweep_interval, self.rooms.sweep, True),
+            (self.config.sweep_interval, self._sweep, True),
         ):
             loop = LoopingCall(fn)
             loop.clock = self.clock
             loop.start(interval, now=now).addErrback(lambda f: log.failure("loop failed", f))
             self._loops.append(loop)
+
+    def _sweep(self) -> None:
+        try:
+            self.rooms.sweep()
+        except Exception:
+            log.failure("retention sweep failed")
 
     def _tick(self) -> None:
         try:

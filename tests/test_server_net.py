@@ -304,3 +304,46 @@ async def test_sigkill_mid_match_and_restart_continues_exactly(tmp_path):
     assert closing["reason"] == "shutdown"
     await proc2.ended
     assert b"server_stopped" in proc2.output
+
+
+@pytest_twisted.ensureDeferred
+async def test_two_headless_bots_play_a_match_from_the_protocol_module(server):
+    """Bots: view_from_state + legal_moves + the Twisted client are enough to play a whole match (PROTOCOL.md §14)."""
+    import random
+
+    rng = random.Random(5)
+    a = await server.client("bot-a/1")
+    b = await server.client("bot-b/1")
+    code = (await a.request("create_room", client_seed="bot-a"))["room"]
+    await b.request("join", room=code, client_seed="bot-b")
+
+    async def bot(c):
+        await c.request("ready")
+        while True:
+            msg = await c.wait_for(pred=lambda m: m["type"] in ("state", "match_end"))
+            if msg["type"] == "match_end":
+                return msg["result"]
+            view = protocol.view_from_state(msg)
+            if view.to_move == view.seat and msg is c.last("state"):  # skip states already superseded
+                move = rng.choice(protocol.legal_moves(view))
+                try:
+                    await c.request(**move.message(seq=msg["seq"]))
+                except ServerError as exc:
+                    assert exc.code == "stale_state"
+
+    results = await defer.gatherResults([defer.ensureDeferred(bot(a)), defer.ensureDeferred(bot(b))])
+    assert {r["outcome"] for r in results} in ({"win", "loss"}, {"draw"})
+
+
+@pytest_twisted.ensureDeferred
+async def test_make_service_starts_and_stops(tmp_path):
+    """Operations: make_service(config) runs the server as a Twisted service and stops cleanly."""
+    from mineduel.server.service import make_service
+
+    top = make_service(Config(host="127.0.0.1", port=0, udp_port=None, db=str(tmp_path / "svc.db")))
+    top.startService()
+    game = list(top)[0]
+    c = await connect(_reactor(), "127.0.0.1", game.handle.port)
+    assert (await c.hello())["type"] == "welcome"
+    await top.stopService()
+    await c.lost

@@ -653,3 +653,45 @@ def test_stream_position_survives_rollback():
     h.advance(1)  # the retry
     assert match.seq == 2
     assert advanced_stream(match.signature, used).consumed == used
+
+
+def test_o12_a_seat_whose_grace_ran_out_may_watch_but_not_act():
+    """O12 [decision]: a seat that ran out of grace while the opponent was away too gets grace_expired; the match then ends void."""
+    h = Harness(turn_seconds=10_000)
+    first, second = h.start()
+    first.drop()
+    h.advance(30)
+    second.drop()
+    h.advance(91)  # first's grace ran out at 120 s; second still has 29 s
+    late = h.connect("10.0.0.4")
+    late.send(type="resume", room=first.room, token=first.token)
+    assert late.last("state")["to_move"] == "me"
+    assert late.send(type="explore", cell=[0, 0])[-1]["code"] == "grace_expired"
+    h.advance(29)
+    assert late.last("match_end")["result"]["outcome"] == "void"
+
+
+def test_o14_ready_after_the_end_counts_as_rematch():
+    """O14: after a finished match of the same two seats, ready is taken as rematch consent."""
+    h = Harness()
+    first, second = h.start()
+    first.send(type="resign")
+    first.send(type="ready")
+    assert second.last("rematch")["opponent"] is True
+    second.send(type="ready")
+    assert second.last("match_start")["first_player_rule"] == "swap"
+
+
+def test_leave_frees_the_seat_and_a_new_opponent_is_drawn_again():
+    """O1/O3: after the end a player may leave; a newcomer joins and both ready start a drawn match."""
+    h = Harness()
+    first, second = h.start()
+    first.send(type="resign")
+    assert second.send(type="rematch")[-1]["type"] == "ok"
+    assert first.send(type="leave")[-1]["type"] == "ok"
+    assert second.send(type="rematch")[-1]["code"] == "opponent_missing"
+    newcomer = h.connect("10.0.0.6")
+    newcomer.send(type="join", room=second.room, client_seed="new")
+    newcomer.send(type="ready")
+    second.send(type="ready")
+    assert newcomer.last("match_start")["first_player_rule"] == "draw"
