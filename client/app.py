@@ -151,6 +151,7 @@ class App:
         self.stack = SceneStack(self.ctx)
         self.session = CpuSession(self.ctx, seed)
         self.game = GameScene(self.ctx, self.session)
+        self.viewport.align_tiles(self.game.board.origin)
         self.stack.push(self.game)
 
     # ----- services for scenes ---------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import pygame
 LOGICAL_SIZE = (390, 844)
 MIN_SCALE = 0.85
 SCROLL_STEP = 64
-TILE = (65, 64)  # the canvas is scaled to the window in tiles of this size
+TILE = (44, 44)  # the canvas is scaled to the window in tiles of this size (see Viewport.align_tiles)
 MARGIN_COLOR = (11, 20, 34)  # the letterbox: palette.BACKGROUND_DEEP
 
 
@@ -62,6 +62,12 @@ class Viewport:
         self._window = window
         self.mapping = Mapping.fit(window.get_size(), logical)
         self.canvas = self._make_canvas()
+        self._tile_origin = (0, 0)
+
+    def align_tiles(self, origin: tuple[int, int]) -> None:
+        """Put a tile corner on ``origin`` (the board's first cell): with 44 px tiles and the
+        board's 44 px pitch, a changed cell is then exactly one tile to scale."""
+        self._tile_origin = (origin[0] % TILE[0] - TILE[0], origin[1] % TILE[1] - TILE[1])
 
     def _make_canvas(self) -> pygame.Surface:
         if self.mapping.identity:
@@ -135,8 +141,9 @@ class Viewport:
         else:
             tiles = sorted({t for area in areas for t in self._tiles(area.clip(full_canvas))})
         out = []
+        ox, oy = self._tile_origin
         for tx, ty in tiles:
-            tile = pygame.Rect(tx * TILE[0], ty * TILE[1], TILE[0], TILE[1]).clip(full_canvas)
+            tile = pygame.Rect(ox + tx * TILE[0], oy + ty * TILE[1], TILE[0], TILE[1]).clip(full_canvas)
             grown = tile.inflate(4, 4).clip(full_canvas)
             src = self.to_window_rect(grown)
             dest = self.to_window_rect(tile)
@@ -147,14 +154,14 @@ class Viewport:
             out.append(dest)
         return [window.get_rect()] if areas is None else out
 
-    @staticmethod
-    def _tiles(area: pygame.Rect) -> list[tuple[int, int]]:
+    def _tiles(self, area: pygame.Rect) -> list[tuple[int, int]]:
         if area.width <= 0 or area.height <= 0:
             return []
+        ox, oy = self._tile_origin
         return [
             (tx, ty)
-            for tx in range(area.left // TILE[0], (area.right - 1) // TILE[0] + 1)
-            for ty in range(area.top // TILE[1], (area.bottom - 1) // TILE[1] + 1)
+            for tx in range((area.left - ox) // TILE[0], (area.right - 1 - ox) // TILE[0] + 1)
+            for ty in range((area.top - oy) // TILE[1], (area.bottom - 1 - oy) // TILE[1] + 1)
         ]
 
     def canvas_copy(self) -> pygame.Surface:

@@ -50,6 +50,11 @@ class BoardView:
         x0 = left + (width - (GUTTER + grid)) // 2 + GUTTER
         self.origin = (x0, top + PAD + GUTTER)
         self.grid = pygame.Rect(self.origin, (grid, grid))
+        self._rects = [
+            pygame.Rect(x0 + col * (CELL + GAP), self.origin[1] + row * (CELL + GAP), CELL, CELL)
+            for row in range(ROWS)
+            for col in range(COLS)
+        ]
         self.view: SeatView | None = None
         self.actionable = 0
         self.mode = "explore"
@@ -64,8 +69,17 @@ class BoardView:
 
     # ----- geometry -----------------------------------------------------------------------------
     def cell_rect(self, cell: int) -> pygame.Rect:
-        row, col = divmod(cell, COLS)
-        return pygame.Rect(self.origin[0] + col * (CELL + GAP), self.origin[1] + row * (CELL + GAP), CELL, CELL)
+        return self._rects[cell].copy()
+
+    def cells_in(self, area: pygame.Rect) -> list[int]:
+        """The cells whose rectangle meets ``area`` (found by arithmetic, not by testing all 64)."""
+        pitch = CELL + GAP
+        x0, y0 = self.origin
+        c0 = max(0, (area.left - x0) // pitch)
+        c1 = min(COLS - 1, (area.right - 1 - x0) // pitch)
+        r0 = max(0, (area.top - y0) // pitch)
+        r1 = min(ROWS - 1, (area.bottom - 1 - y0) // pitch)
+        return [r * COLS + c for r in range(r0, r1 + 1) for c in range(c0, c1 + 1) if self._rects[r * COLS + c].colliderect(area)]
 
     def cell_at(self, pos: tuple[float, float]) -> int | None:
         """The cell under ``pos``, counting half the gap around a cell as that cell."""
@@ -153,10 +167,10 @@ class BoardView:
     def set_highlight(self, cell: int | None, now: float) -> None:
         """Ring the opponent's last cell for a moment."""
         if self.highlight is not None:
-            self._dirty(self.highlight[0], 12)
+            self._dirty(self.highlight[0], 8)
         self.highlight = None if cell is None else (cell, now)
         if cell is not None:
-            self._dirty(cell, 12)
+            self._dirty(cell, 8)
 
     def set_ko(self, cell: int | None) -> None:
         if self.ko_cell is not None:
@@ -171,12 +185,12 @@ class BoardView:
             for cell, start in list(store.items()):
                 if now - start >= length:
                     del store[cell]
-                self._dirty(cell, 6)
+                self._dirty(cell)  # both animations stay inside the cell
         if self.highlight is not None:
             cell, start = self.highlight
             if now - start >= HIGHLIGHT_TIME:
                 self.highlight = None
-            self._dirty(cell, 12)
+            self._dirty(cell, 8)
 
     def animating(self) -> bool:
         return bool(self.reveal_started or self.number_started or self.highlight)
@@ -211,14 +225,9 @@ class BoardView:
             return
         self._draw_card(surface, area)
         view = self.view
-        for cell in range(CELLS):
-            rect = self.cell_rect(cell)
-            if rect.inflate(GAP, GAP).colliderect(area):
-                surface.fill(palette.BOARD, rect.inflate(GAP, GAP).clip(self.grid.inflate(2, 2)))
-        for cell in range(CELLS):
-            rect = self.cell_rect(cell)
-            if rect.colliderect(area):
-                self._draw_cell(surface, cell, rect, view, now)
+        surface.fill(palette.BOARD, area.clip(self.grid.inflate(2, 2)))
+        for cell in self.cells_in(area):
+            self._draw_cell(surface, cell, self._rects[cell], view, now)
         # Overlays that may spill over a cell's edge.
         if self.highlight is not None:
             cell, start = self.highlight
