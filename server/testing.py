@@ -43,15 +43,20 @@ class Client:
         self.read = 0
         self.token: str | None = None
         self.room: str | None = None
+        self._decoded: list[dict[str, Any]] = []
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        return [protocol.decode(line[:-1]) for line in self.h.out.lines[self.pid]]
+        lines = self.h.out.lines[self.pid]
+        cache = self._decoded
+        if len(cache) < len(lines):  # decode each line once
+            cache.extend(protocol.decode(line[:-1]) for line in lines[len(cache) :])
+        return cache
 
     def new(self) -> list[dict[str, Any]]:
         """Messages received since the last call."""
         msgs = self.messages
-        out = msgs[self.read :]
+        out = list(msgs[self.read :])
         self.read = len(msgs)
         return out
 
