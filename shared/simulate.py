@@ -67,6 +67,7 @@ import math
 import multiprocessing
 import os
 import random
+import signal
 import sys
 import time
 from collections import Counter
@@ -238,6 +239,16 @@ def _run_chunk(job: tuple[str, str, str, int, int, int]) -> Tally:
     return tally
 
 
+def _worker_init() -> None:
+    """Give workers the default SIGTERM/SIGINT behaviour, whatever handlers the parent had.
+
+    A handler inherited through fork (test runners, frameworks) can keep a worker alive when
+    the pool terminates it; with the defaults it ends, and Ctrl-C is handled by the parent.
+    """
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _chunks(offset: int, games: int, size: int) -> Iterator[tuple[int, int]]:
     for start in range(offset, offset + games, size):
         yield start, min(start + size, offset + games)
@@ -389,11 +400,18 @@ def simulate(
             if progress:
                 progress(total.games, games)
     else:
-        with multiprocessing.get_context().Pool(workers) as pool:
+        pool = multiprocessing.get_context().Pool(workers, initializer=_worker_init)
+        try:
             for part in pool.imap_unordered(_run_chunk, jobs):
                 total.merge(part)
                 if progress:
                     progress(total.games, games)
+            pool.close()  # normal end: workers leave on their own
+        except BaseException:
+            pool.terminate()
+            raise
+        finally:
+            pool.join()
     elapsed = time.perf_counter() - started
     return Report(first, second, seed, offset, max(1, workers), max_actions, total, elapsed)
 
