@@ -44,6 +44,8 @@ def loads(text: str | bytes) -> Record:
         raise
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidRecord(f"not JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidRecord("not JSON this reader accepts: nested too deeply") from None
     return from_json(data)
 
 
