@@ -176,16 +176,14 @@ def classify(view: SeatView) -> Classification:
     unknown = FULL & ~revealed & ~mine
     safe = 0
     numbers = view.numbers
-    # The constraints that still touch an unclassified cell, as (neighbours, number).
+    # The numbers that touch an unclassified cell (the frontier), as (neighbours, number).
     pending: list[tuple[Mask, int]] = []
-    rest = revealed
+    rest = revealed & _dilate(unknown)
     while rest:
         low = rest & -rest
         rest ^= low
         cell = low.bit_length() - 1
-        nb = NEIGHBOURS[cell]
-        if nb & unknown:
-            pending.append((nb, numbers[cell]))
+        pending.append((NEIGHBOURS[cell], numbers[cell]))
     changed = True
     while changed and pending:
         changed = False
@@ -207,6 +205,16 @@ def classify(view: SeatView) -> Classification:
                 still.append((nb, number))
         pending = still
     return Classification(safe=safe, mine=mine, uncertain=unknown)
+
+
+_NOT_COL0: Final = FULL & ~sum(1 << (8 * row) for row in range(8))
+_NOT_COL7: Final = FULL & ~sum(1 << (8 * row + 7) for row in range(8))
+
+
+def _dilate(mask: Mask) -> Mask:
+    """``mask`` plus every neighbour of its cells (B2), by shifts instead of a loop over cells."""
+    row = mask | (mask << 1) & _NOT_COL0 | (mask >> 1) & _NOT_COL7
+    return (row | row << 8 | row >> 8) & FULL
 
 
 def _nth(mask: Mask, n: int) -> Cell:
@@ -323,13 +331,7 @@ def _plant(view: SeatView, rng: random.Random, last_opponent_safe_cell: int | No
         )
     else:
         area = PlantArea.REVEALED
-        near = 0
-        rest = view.revealed
-        while rest:
-            low = rest & -rest
-            rest ^= low
-            near |= NEIGHBOURS[low.bit_length() - 1]
-        options = near & plantable
+        options = _dilate(view.revealed) & plantable  # plantable cells are never revealed
     fell_back = not options
     if fell_back:
         options = plantable
