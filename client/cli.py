@@ -45,6 +45,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in SUBCOMMANDS:
         return SUBCOMMANDS[args[0]](args[1:])
+    if "--self-test" in args:
+        from mineduel.client.selftest import main as self_test
+
+        return self_test([a for a in args if a != "--self-test"])
     from mineduel.client.app import main as run_game
 
     return run_game(args)
