@@ -112,6 +112,16 @@ MARKER_RATE: Final = 0.70
 """AI5: chance to place a marker on a cell classed mine in END_WAIT (the rest: forgotten)."""
 
 
+_NOT_COL0: Final = FULL & ~sum(1 << (8 * row) for row in range(8))
+_NOT_COL7: Final = FULL & ~sum(1 << (8 * row + 7) for row in range(8))
+
+
+def _dilate(mask: Mask) -> Mask:
+    """``mask`` plus every neighbour of its cells (B2), by shifts instead of a loop over cells."""
+    row = mask | (mask << 1) & _NOT_COL0 | (mask >> 1) & _NOT_COL7
+    return (row | row << 8 | row >> 8) & FULL
+
+
 class StepKind(StrEnum):
     """Which branch of AI2–AI5 produced a step."""
 
@@ -205,16 +215,6 @@ def classify(view: SeatView) -> Classification:
                 still.append((nb, number))
         pending = still
     return Classification(safe=safe, mine=mine, uncertain=unknown)
-
-
-_NOT_COL0: Final = FULL & ~sum(1 << (8 * row) for row in range(8))
-_NOT_COL7: Final = FULL & ~sum(1 << (8 * row + 7) for row in range(8))
-
-
-def _dilate(mask: Mask) -> Mask:
-    """``mask`` plus every neighbour of its cells (B2), by shifts instead of a loop over cells."""
-    row = mask | (mask << 1) & _NOT_COL0 | (mask >> 1) & _NOT_COL7
-    return (row | row << 8 | row >> 8) & FULL
 
 
 def _nth(mask: Mask, n: int) -> Cell:

@@ -426,9 +426,11 @@ def format_report(report: Report) -> str:
     t = report.tally
     n = t.games
     lines = [
-        f"MINE DUEL simulate: {n:,} matches, first={report.first} second={report.second}, "
-        f"seed {report.seed!r}, offset {report.offset}, {report.workers} worker(s), "
-        f"{report.elapsed:.1f} s ({n / report.elapsed if report.elapsed else 0:,.0f} matches/s)",
+        (
+            f"MINE DUEL simulate: {n:,} matches, first={report.first} second={report.second}, "
+            f"seed {report.seed!r}, offset {report.offset}, {report.workers} worker(s), "
+            f"{report.elapsed:.1f} s ({n / report.elapsed if report.elapsed else 0:,.0f} matches/s)"
+        ),
         "",
         f"{'Result':<26}{'count':>9}{'rate':>10}   95 % CI (Wilson)",
     ]
@@ -449,8 +451,10 @@ def format_report(report: Report) -> str:
     ts = report.turn_stats()
     lines += [
         "",
-        f"Turns per match: mean {ts['mean']:.2f}, median {ts['median']}, p95 {ts['p95']}, max {ts['max']}"
-        f"   (CPU steps per match: mean {t.actions_total / n if n else 0:.1f}, max {t.actions_max})",
+        (
+            f"Turns per match: mean {ts['mean']:.2f}, median {ts['median']}, p95 {ts['p95']}, max {ts['max']}"
+            f"   (CPU steps per match: mean {t.actions_total / n if n else 0:.1f}, max {t.actions_max})"
+        ),
         "",
         f"{'Random CPU decisions':<38}{'first (' + report.first + ')':>20}{'second (' + report.second + ')':>20}",
     ]
@@ -536,9 +540,16 @@ def draw_chart(reports: Sequence[Report], path: str, title: str | None = None) -
     for r, label in zip(reports, labels, strict=True):
         hist = r.tally.turns
         xs = sorted(hist)
-        ax_turns.plot(xs, [100 * hist[x] / r.games for x in xs], marker=".", label=label, linewidth=1)
-    ax_turns.set_xlabel("turns per match (F3)")
-    ax_turns.set_ylabel("% of matches")
+        ended = 0
+        ys_cdf = []
+        for x in xs:
+            ended += hist[x]
+            ys_cdf.append(100 * ended / r.games)
+        ax_turns.step(xs, ys_cdf, where="post", label=label, linewidth=1.2)
+    ax_turns.set_xlabel("turn number (F3)")
+    ax_turns.set_ylabel("% of matches over by this turn")
+    ax_turns.set_ylim(0, 100)
+    ax_turns.grid(alpha=0.3)
     ax_turns.legend(fontsize=7)
     games = sorted({r.games for r in reports})
     fig.suptitle(title or f"MINE DUEL CPU vs CPU ({', '.join(f'{g:,}' for g in games)} matches per row)")

@@ -237,7 +237,7 @@ def test_ai2_safe_cells_without_uncertain_ones_need_no_misjudgment_draw() -> Non
     """AI2: only safe and mine cells explorable → a safe cell, and no AI3 rate draw at all."""
     # Closed: (0,0), which the 0s around it prove safe; (7,7), the human's mine; (7,6), the CPU's.
     board = _nearly_open(r0c0="..", r7c7="A.", r7c6="B.")
-    state, view = cpu_view(board)
+    _state, view = cpu_view(board)
     rng = Scripted()  # any rate draw would raise
     decision = next_step(view, Difficulty.EASY, rng, None)
     assert decision.kind is StepKind.EXPLORE_SAFE
@@ -280,7 +280,7 @@ def test_ai3_rates_are_the_documented_constants() -> None:
 
 def test_ai2_no_safe_cell_explores_an_uncertain_one_without_a_draw() -> None:
     """AI2: no safe cell → a uniform uncertain cell; no misjudgment is involved."""
-    state, view = cpu_view(LONE)
+    _state, view = cpu_view(LONE)
     decision = next_step(view, Difficulty.HARD, Scripted(), None)
     assert decision.kind is StepKind.EXPLORE_UNCERTAIN
     assert not decision.misjudgment_possible and not decision.misjudged
@@ -360,7 +360,7 @@ def test_c13_recovery_prefers_uncertain_over_mine() -> None:
     """C1.3/AI2: with no safe own marker, the uncertain one is taken back before the mine one."""
     # (0,0) is hidden behind three cells the human marked (the 0s prove them safe): uncertain.
     # (0,7) is proved a mine by the 1s around it. Nothing is explorable; (7,7) is the CPU's mine.
-    state, view = cpu_view(_nearly_open(r0c0="Ab", r0c1=".a", r1c0=".a", r1c1=".a", r0c7="Ab", r7c7="B."))
+    _state, view = cpu_view(_nearly_open(r0c0="Ab", r0c1=".a", r1c0=".a", r1c1=".a", r0c7="Ab", r7c7="B."))
     verdict = classify(view)
     assert view.explorable == 0
     assert verdict.uncertain & view.recoverable == m((0, 0)) and verdict.mine & view.recoverable == m((0, 7))
@@ -409,7 +409,7 @@ def test_ai4_empty_area_falls_back_to_all_plantable_cells() -> None:
     decision = next_step(view, Difficulty.NORMAL, Scripted(0.7), None)
     assert decision.plant_area is PlantArea.RECENT and decision.plant_fell_back
     # (7,7)'s neighbours are plantable, but a corner whose neighbours are all taken falls back:
-    state, view = cpu_view(_nearly_open(r0c0="..", r7c7=".."), phase=Phase.PLANT)
+    _state, view = cpu_view(_nearly_open(r0c0="..", r7c7=".."), phase=Phase.PLANT)
     decision = next_step(view, Difficulty.NORMAL, Scripted(0.7), c(3, 3))
     assert decision.plant_fell_back and decision.action.cell in (c(0, 0), c(7, 7))
 
