@@ -75,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile-dir", type=Path, default=None,
                         help="keep settings and records in this folder instead of the user's config/data folders")
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
-    # Room is left for the online and packaging options (--join URL, --kiosk, --self-test).
+    parser.add_argument("--join", metavar="LINK", default=None,
+                        help="open the online screen on an invite link (mineduel://HOST:PORT/join/CODE); nobody is seated until Join")
+    # Room is left for the packaging options (--kiosk, --self-test).
     return parser
 
 
@@ -110,6 +112,8 @@ class App:
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
         window_flags: int = pygame.RESIZABLE,
+        join: str | None = None,
+        online_services: Callable[[], Any] | None = None,
     ) -> None:
         pygame.display.init()
         pygame.font.init()
@@ -135,6 +139,9 @@ class App:
         self.frames_drawn = 0
         self.last_areas: list[pygame.Rect] | None = None  # what the last drawn frame repainted (None: all)
         records = RecordStore(None if data_dir is None else Path(data_dir) / "records", export_dir)
+        self._data_dir = None if data_dir is None else Path(data_dir)
+        self._online: Any = None
+        self._online_factory = online_services
         self.ctx = Context(
             clock=clock,
             tr=self.translator,
@@ -147,12 +154,37 @@ class App:
             quit=self.quit,
             ensure_visible=self._ensure_visible,
             make_gui=self.gui,
+            online_services=self.online_services,
         )
         self.stack = SceneStack(self.ctx)
         self.session = CpuSession(self.ctx, seed)
         self.game = GameScene(self.ctx, self.session)
         self.viewport.align_tiles(self.game.board.origin)
-        self.stack.push(self.game)
+        from mineduel.client.scenes.online import OnlineScene, pending_resume
+
+        resume = None if join is not None else pending_resume(self._data_dir)
+        if join is not None or resume is not None:
+            # An invite link, or a match that was running when the client stopped (O12): the online
+            # screen comes first, without the CPU mode's start popups.
+            self.stack.push(OnlineScene(self.ctx, join=join, resume=resume, on_play_cpu=lambda: self.stack.replace(self.game)))
+        else:
+            self.stack.push(self.game)
+
+    def online_services(self) -> Any:
+        """The online screens' network services (client/net.py on the running reactor), made on first use."""
+        if self._online is None:
+            if self._online_factory is not None:
+                self._online = self._online_factory()
+            else:
+                from twisted.internet import reactor
+
+                from mineduel.client.clipboard import copy_text
+                from mineduel.client.net import make_services
+                from mineduel.client.settings import default_data_dir
+
+                self._online = make_services(reactor, self._data_dir or default_data_dir(), client_name=f"mine-duel/{VERSION}",
+                                             clipboard=copy_text)
+        return self._online
 
     # ----- services for scenes ---------------------------------------------------------------------------
     def invalidate(self, rect: pygame.Rect | None = None) -> None:
@@ -319,6 +351,9 @@ class App:
     def close(self) -> None:
         if self.game.controller is not None:
             self.game.controller.close()
+        host = getattr(self._online, "host", None)
+        if host is not None:
+            host.stop()  # the server this client hosted: clients told, database closed
         pygame.display.quit()
 
 
@@ -341,10 +376,13 @@ def _merge(rects: list[pygame.Rect]) -> list[pygame.Rect]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``mine-duel [--size WxH] [--lang CODE] [--seed N] [--profile-dir DIR]``: play against the CPU."""
-    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) == 1 and argv[0].startswith("mineduel://"):
+        argv = ["--join", argv[0]]  # opened as a link by the system
+    args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-    app = App(size=args.size, language=args.lang, seed=args.seed, profile_dir=args.profile_dir)
+    app = App(size=args.size, language=args.lang, seed=args.seed, profile_dir=args.profile_dir, join=args.join)
     app.frame()  # the first frame before Twisted loads
 
     from twisted.internet import reactor, task

@@ -380,7 +380,8 @@ def test_catalog_lookup_matches_pygame_gui(gui):
 
     params = {"turn": 7, "turns": 7, "duration": "2m 34s", "seconds": 12, "me": 2, "opponent": -1,
               "path": "/tmp/r.json", "error": "disk full", "h": 1, "m": 2, "s": 3, "mm": "02", "ss": "03",
-              "row": 3, "col": 5, "cell": "(3, 5)", "level": "Normal"}
+              "row": 3, "col": 5, "cell": "(3, 5)", "level": "Normal",
+              "address": "192.168.1.5:47650", "room": "NYTF23", "detail": "bad_request", "count": 1, "title": "Win", "reason": "KO"}
     for code in i18n.LANGUAGES:
         manager.set_locale(i18n.to_gui_locale(code))
         for key in KEYS:

@@ -53,6 +53,7 @@ class Context:
     quit: Callable[[], None]
     ensure_visible: Callable[[pygame.Rect], None] = lambda rect: None
     make_gui: Callable[[], Any] | None = None
+    online_services: Callable[[], Any] | None = None  # the online screens' network services (client/net.py)
     size: tuple[int, int] = SIZE
     keyboard: bool = False  # the last input came from the keyboard: show focus rings
     stack: SceneStack = field(init=False)

@@ -1,73 +1,681 @@
-"""The online play screen — a placeholder the online engineer fills in.
+"""The online screen: connect, host, find, create or join a room, and the waiting room (O1–O3, U5).
 
-For now it shows the screen's title and a way back. It is built on pygame_gui (``uses_gui``), the
-route the full screen will need for text entry (room codes, addresses): the stack hands it the
-context's UIManager, created on first use with the project theme and catalogs and bound to the
-Translator, so widgets given :func:`~mineduel.client.i18n.gui_key` texts re-translate live.
-Events reach pygame_gui in canvas coordinates, whatever the window's scale or scroll.
+One scene with pages chosen from the :class:`~mineduel.client.online_client.OnlineClient`'s state:
 
-To play online later, this scene will create the online
-:class:`~mineduel.client.controller.MatchController` and show the same
-:class:`~mineduel.client.scenes.game.GameScene` with it.
+* **home** — Host on this computer (a server inside this client), Find games on this network (UDP
+  discovery), Connect to… (``host:port``), Return to a stored room, Play vs CPU. When the session
+  token cannot be stored, online play is switched off and CPU play is offered instead (O16);
+* **server** — connected: Create room, or a room code / pasted invite link and Join;
+* **room** — a room seen through a link (``peek``) with its Join button: opening a link never seats
+  anyone (O1);
+* **waiting** — the waiting room: the code, the invite link and Copy link, both seats with their
+  connection and ready state, Ready, the fairness commitment of the next match (R1), Leave;
+* **connecting / reconnecting / error** — what is happening, and always a way back.
+
+A language selector sits at the top of every page (U5: with nothing saved the screen is Korean).
+When a match starts the match screen (:mod:`.online_game`) is pushed over this one; this scene keeps
+running the session underneath (it is updated every frame, covered or not).
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pygame
 
-from mineduel.client.i18n import gui_key
+from mineduel.client.i18n import LANGUAGES, native_name
+from mineduel.client.online_client import Conn, FoundServer, OnlineClient, OnlineServices
 from mineduel.client.scenes.base import Context, Scene
-from mineduel.client.ui import palette
-from mineduel.client.ui.input import InputEvent, KeyEvent
+from mineduel.client.tokens import SavedSession, TokenStore
+from mineduel.client.ui import palette, shapes
+from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind
+from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
+from mineduel.client.ui.textfield import TextField
+from mineduel.client.ui.widgets import Button, WidgetGroup
+from mineduel.shared import protocol
+
+log = logging.getLogger(__name__)
+
+W = 390
+LEFT, INNER = 8, 374
+TOP_BAR = pygame.Rect(0, 0, W, 60)
+TITLE_Y = 84
+CONTENT_Y = 112
+CODE_CHARS = frozenset(protocol.ROOM_CODE_ALPHABET + protocol.ROOM_CODE_ALPHABET.lower() + "0o1il")
+ADDRESS_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]_")
+LINK_CHARS = ADDRESS_CHARS | frozenset("/")
+
+
+def parse_address(text: str) -> tuple[str, int] | None:
+    """``host``, ``host:port`` or ``[v6]:port`` → (host, port); the default port when none is given."""
+    text = text.strip()
+    if not text:
+        return None
+    if text.startswith("["):
+        end = text.find("]")
+        if end < 0:
+            return None
+        host, rest = text[1:end], text[end + 1 :]
+        port_text = rest[1:] if rest.startswith(":") else ("" if not rest else None)
+    elif text.count(":") == 1:
+        host, port_text = text.split(":")
+    elif ":" in text:
+        host, port_text = text, ""  # a bare IPv6 address
+    else:
+        host, port_text = text, ""
+    if port_text is None or not host:
+        return None
+    if port_text == "":
+        return host, protocol.DEFAULT_PORT
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        return None
+    return host, int(port_text)
+
+
+def pending_resume(data_dir: Path | None) -> SavedSession | None:
+    """A stored seat whose match was running when the client stopped: resume it at start (O12)."""
+    saved = TokenStore(data_dir).load()
+    return saved if saved is not None and saved.playing else None
 
 
 class OnlineScene(Scene):
-    """Title and Back (to the CPU game, which keeps its state underneath)."""
+    """See the module docstring."""
 
-    uses_gui = True
-
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, *, join: str | None = None, resume: SavedSession | None = None,
+                 on_play_cpu: Callable[[], None] | None = None, services: OnlineServices | None = None) -> None:
         super().__init__(ctx)
-        self._elements: list[Any] = []
-        self.back_button: Any = None
+        self._join = join
+        self._resume = resume
+        self._on_play_cpu = on_play_cpu
+        self._services = services
+        self.client: OnlineClient | None = None
+        self.widgets = WidgetGroup(ctx.invalidate, lambda: self.ctx.keyboard)
+        self.fields: list[TextField] = []
+        self.address_field = TextField(pygame.Rect(0, 0, 10, 52), lambda: self.ctx.t("online.address_placeholder"),
+                                       self._connect_typed, allowed=ADDRESS_CHARS, max_len=80, name="address")
+        self.code_field = TextField(pygame.Rect(0, 0, 10, 52), lambda: self.ctx.t("online.enter_code"),
+                                    self._join_typed, allowed=LINK_CHARS, max_len=120, name="code")
+        self.tokens_ok = True
+        self.saved: SavedSession | None = None
+        self.found: list[FoundServer] | None = None
+        self.searching = False
+        self.local_notice: tuple[str, dict[str, object]] | None = None
+        self.copied: bool | None = None
+        self.hosting: str | None = None
+        self.page = ""
+        self._seen_version = -1
+        self._match_scene: Any = None
+        self._shown_seconds: int | None = None
 
+    # ----- lifecycle ----------------------------------------------------------------------------------
     def enter(self) -> None:
-        import pygame_gui
-
-        assert self.ctx.make_gui is not None, "the app provides pygame_gui"
-        manager = self.ctx.make_gui()
-        w, _ = self.ctx.size
-        self.back_button = pygame_gui.elements.UIButton(pygame.Rect(12, 10, 110, 44), gui_key("action.back"), manager,
-                                                        object_id="#button")
-        title = pygame_gui.elements.UILabel(pygame.Rect(0, 70, w, 44), gui_key("online.title"), manager, object_id="#title")
-        self._elements = [self.back_button, title]
+        services = self._services
+        if services is None and self.ctx.online_services is not None:
+            try:
+                services = self.ctx.online_services()
+            except Exception:  # noqa: BLE001 - no networking at all: say so, do not crash
+                log.exception("online services unavailable")
+        if services is None:
+            self.tokens_ok = False
+            self.client = None
+        else:
+            self._services = services
+            self.client = OnlineClient(services, self.ctx.clock)
+            self.tokens_ok = services.tokens.available()
+            self.saved = services.tokens.load()
+            if self._resume is not None:
+                self.client.resume_saved(self._resume)
+            elif self._join is not None:
+                self.open_link(self._join)
+        self._rebuild()
 
     def leave(self) -> None:
-        for element in self._elements:
-            element.kill()
-        self._elements = []
+        if self.client is not None:
+            self.client.close()
 
-    def process_event(self, event: InputEvent) -> bool:
-        if isinstance(event, KeyEvent) and event.key == pygame.K_ESCAPE:
-            self.back()
-            return True
-        return False
+    def relayout(self) -> None:
+        self._rebuild()
 
-    def gui_event(self, event: pygame.event.Event) -> None:
-        """A pygame_gui event (button pressed, ...) for this scene's widgets."""
-        import pygame_gui
+    # ----- commands ---------------------------------------------------------------------------------------
+    def set_language(self, code: str) -> None:
+        """U5: switch and save; nothing about the room or the match changes."""
+        self.ctx.tr.set_language(code)
+        self.ctx.save_settings(replace(self.ctx.settings, language=code))
+        self.ctx.stack.relayout()
 
-        if event.type == pygame_gui.UI_BUTTON_PRESSED and event.ui_element is self.back_button:
-            self.back()
+    def play_cpu(self) -> None:
+        if self.client is not None:
+            self.client.close()
+        stack = self.ctx.stack
+        if len(stack.scenes) > 1:
+            while stack.top is not self:
+                stack.pop()
+            stack.pop()
+        elif self._on_play_cpu is not None:
+            self._on_play_cpu()
 
     def back(self) -> None:
-        if self.ctx.stack.top is self:
-            self.ctx.stack.pop()
+        """One step back: from a room or server to the home page; from home to the CPU game."""
+        client = self.client
+        if client is None or self.page == "home":
+            self.play_cpu()
+            return
+        client.close()  # a seat stays reserved for its stored token: the home page offers Return
+        client.forget_room()
+        client.error = None
+        client.notice = None
+        self.hosting = None
+        self.local_notice = None
+        self.saved = client.services.tokens.load()
+        self._rebuild()
 
-    def draw(self, canvas: pygame.Surface, area: pygame.Rect) -> None:
-        canvas.fill(palette.BACKGROUND, area)
+    def open_link(self, link: str) -> None:
+        """An invite link: connect and show the room with a Join button (O1: nobody is seated)."""
+        try:
+            host, port, code = protocol.parse_invite(link)
+        except ValueError:
+            self.local_notice = ("online.error.bad_link", {})
+            self._rebuild()
+            return
+        assert self.client is not None
+        self.client.connect(host, port, then=lambda: self.client.peek(code))  # type: ignore[union-attr]
+
+    def host_here(self) -> None:
+        services = self._services
+        if self.client is None or services is None or services.start_host is None:
+            return
+        try:
+            info = services.start_host()
+        except Exception:  # noqa: BLE001 - a port or database problem: a message, not a crash
+            log.exception("could not host")
+            self.local_notice = ("online.host_failed", {})
+            self._rebuild()
+            return
+        self.hosting = f"{info.public_host}:{info.port}"
+        self.client.connect("127.0.0.1", info.port, then=self.client.create_room)
+
+    def find_games(self) -> None:
+        services = self._services
+        if services is None or services.discover is None or self.searching:
+            return
+        self.searching = True
+        self.found = None
+
+        def done(found: list[FoundServer]) -> None:
+            self.searching = False
+            self.found = [s for s in found if s.protocol == protocol.PROTOCOL_VERSION]
+            self._rebuild()
+
+        services.discover(done)
+        self._rebuild()
+
+    def connect_to(self, host: str, port: int) -> None:
+        assert self.client is not None
+        self.local_notice = None
+        self.client.connect(host, port)
+
+    def _connect_typed(self, text: str) -> None:
+        if text.startswith(protocol.INVITE_SCHEME + "://"):
+            self.open_link(text)
+            return
+        address = parse_address(text)
+        if address is None:
+            self.local_notice = ("online.bad_address", {})
+            self._rebuild()
+            return
+        self.connect_to(*address)
+
+    def _join_typed(self, text: str) -> None:
+        """A room code joins at once; a pasted invite link shows the room first (O1)."""
+        client = self.client
+        if client is None:
+            return
+        text = text.strip()
+        if text.startswith(protocol.INVITE_SCHEME + "://"):
+            self.open_link(text)
+            return
+        try:
+            code = protocol.room_code(text)
+        except protocol.ProtocolError:
+            self.local_notice = ("online.bad_code", {})
+            self._rebuild()
+            return
+        self.local_notice = None
+        client.join(code)
+
+    def copy_link(self) -> None:
+        client = self.client
+        if client is None or not client.invite:
+            return
+        self.copied = bool(client.services.clipboard(client.invite))
+        self._rebuild()
+
+    def resume_saved(self) -> None:
+        if self.client is not None and self.saved is not None:
+            self.client.resume_saved(self.saved)
+
+    def retry(self) -> None:
+        client = self.client
+        if client is None or client.address is None:
+            return
+        if client.token is not None and client.room_code is not None:
+            client.resume_saved(SavedSession(client.address[0], client.address[1], client.room_code, client.token))
+        else:
+            client.connect(*client.address)
+
+    # ----- pages -----------------------------------------------------------------------------------------------
+    def _page_for_state(self) -> str:
+        c = self.client
+        if c is None:
+            return "home"
+        if c.conn == Conn.FAILED:
+            return "error"
+        if c.conn == Conn.CONNECTING:
+            return "connecting"
+        if c.conn == Conn.RECONNECTING:
+            return "reconnecting"
+        if c.conn == Conn.OPEN:
+            if c.seated:
+                return "waiting"
+            if c.busy == "resume":
+                return "connecting"
+            if c.room_info is not None:
+                return "room"
+            return "server"
+        return "home"
+
+    def _notice(self) -> tuple[str, dict[str, object]] | None:
+        if self.local_notice is not None:
+            return self.local_notice
+        if self.client is not None and self.client.notice is not None:
+            return self.client.notice
+        return None
+
+    def _rebuild(self) -> None:
+        self.page = self._page_for_state()
+        if self.client is not None:
+            self._seen_version = self.client.version
+        t = self.ctx.t
+        buttons: list[Button] = [
+            Button(pygame.Rect(LEFT, 8, 46, 46), lambda: "", self.back, style="ghost", icon="back", icon_color=palette.INK,
+                   radius=12, name="back"),
+        ]
+        x, gap = LEFT + 54, 5
+        width = (W - LEFT - x - 3 * gap) // 4
+        current = self.ctx.tr.language
+        for code in LANGUAGES:
+            buttons.append(Button(pygame.Rect(x, 10, width, 44), (lambda c=code: native_name(c)), (lambda c=code: self.set_language(c)),
+                                  style="selected" if code == current else "ghost", text_size=14, radius=12, name=f"lang:{code}"))
+            x += width + gap
+        self.fields = []
+        y = CONTENT_Y
+        page = self.page
+        c = self.client
+        full = pygame.Rect(LEFT, 0, INNER, 0)
+        bottom = pygame.Rect(LEFT, 844 - 16 - 50, INNER, 50)
+
+        def button(h: int, label: Callable[[], str], action: Callable[[], None], **kw: Any) -> Button:
+            nonlocal y
+            b = Button(pygame.Rect(LEFT, y, INNER, h), label, action, **kw)
+            buttons.append(b)
+            y += h + 10
+            return b
+
+        self._layout: dict[str, Any] = {}
+        if page == "home":
+            if not self.tokens_ok:
+                text_h = paragraph_height(self.ctx.fonts, t("online.token_unavailable"), 16, INNER - 40)
+                self._layout["warning"] = pygame.Rect(LEFT, y, INNER, text_h + 32 + 60)
+                buttons.append(Button(pygame.Rect(LEFT + 16, y + text_h + 28, INNER - 32, 50), lambda: t("online.play_cpu"),
+                                      self.play_cpu, style="primary", icon="cpu", name="play_cpu_main"))
+                y += text_h + 32 + 60 + 16
+            enabled = self.tokens_ok and c is not None
+            self._layout["friends_y"] = y
+            y += 34
+            button(56, lambda: t("online.host_local"), self.host_here, style="primary", icon="online", name="host",
+                   enabled=enabled and c.services.start_host is not None if c else False, text_size=18)
+            button(52, lambda: t("online.find_lan"), self.find_games, icon="globe", icon_color=palette.ME_LIGHT, name="find",
+                   enabled=enabled and c.services.discover is not None if c else False)
+            if self.searching or self.found is not None:
+                self._layout["found_y"] = y
+                if self.found:
+                    for s in self.found[:3]:
+                        label = f"{s.name}  {s.host}:{s.port}  ({s.open_rooms})"
+                        button(46, (lambda text=label: text), (lambda srv=s: self.connect_to(srv.host, srv.port)), style="ghost",
+                               icon="online", icon_color=palette.ME_LIGHT, layout="list", text_size=14, name=f"server:{s.host}:{s.port}")
+                else:
+                    y += 34
+            self._layout["connect_y"] = y
+            y += 30
+            self.address_field.rect = pygame.Rect(LEFT, y, INNER - 128, 52)
+            self.fields.append(self.address_field)
+            buttons.append(Button(pygame.Rect(LEFT + INNER - 118, y, 118, 52), lambda: t("online.connect"),
+                                  lambda: self._connect_typed(self.address_field.text), name="connect", enabled=enabled))
+            y += 62
+            if self.saved is not None and enabled:
+                code = self.saved.room
+                button(50, lambda: t("online.resume_room", room=code), self.resume_saved, icon="restart",
+                       icon_color=palette.ME_LIGHT, name="resume")
+            self._layout["notice_y"] = y
+            buttons.append(Button(bottom, lambda: t("online.play_cpu"), self.play_cpu, style="ghost", icon="cpu",
+                                  icon_color=palette.OPP, name="play_cpu"))
+        elif page == "server":
+            self._layout["info_y"] = y
+            y += 34
+            button(56, lambda: t("online.create_room"), c.create_room if c else (lambda: None), style="primary", icon="grid",
+                   name="create", enabled=self.tokens_ok and c is not None and c.busy is None, text_size=18)
+            self._layout["code_y"] = y + 4
+            y += 34
+            self.code_field.rect = pygame.Rect(LEFT, y, INNER - 128, 52)
+            self.fields.append(self.code_field)
+            buttons.append(Button(pygame.Rect(LEFT + INNER - 118, y, 118, 52), lambda: t("online.join"),
+                                  lambda: self._join_typed(self.code_field.text), style="primary", name="join_code",
+                                  enabled=self.tokens_ok and c is not None and c.busy is None))
+            y += 62
+            self._layout["notice_y"] = y
+            buttons.append(Button(bottom, lambda: t("action.back"), self.back, style="ghost", icon="back", name="disconnect"))
+        elif page == "room":
+            info = c.room_info if c else None
+            self._layout["card"] = pygame.Rect(LEFT, y, INNER, 250)
+            y += 250 + 14
+            button(56, lambda: t("online.join"), (lambda: c.join(info["room"])) if c and info else (lambda: None), style="primary",
+                   icon="person", name="join", enabled=bool(info and info.get("open")) and self.tokens_ok and c.busy is None, text_size=18)
+            self._layout["notice_y"] = y
+            buttons.append(Button(bottom, lambda: t("action.back"), self.back, style="ghost", icon="back", name="room_back"))
+        elif page == "waiting":
+            self._layout["code_card"] = pygame.Rect(LEFT, y, INNER, 178 if self.hosting else 156)
+            card = self._layout["code_card"]
+            buttons.append(Button(pygame.Rect(card.right - 14 - 150, card.top + 14, 150, 46), lambda: t("online.copy_link"), self.copy_link,
+                                  icon="export", icon_color=palette.ME_LIGHT, name="copy", text_size=15))
+            y = card.bottom + 12
+            self._layout["seats_y"] = y
+            y += 96 + 12
+            me = (c.room or {}).get("me") if c else None
+            ready = bool(me and me.get("ready"))
+            has_opponent = bool(c and c.room and c.room.get("opponent"))
+            button(56, lambda: t("online.ready_done" if ready else "online.ready"), lambda: c.ready(not ready) if c else None,
+                   style="selected" if ready else "primary", icon="check" if ready else None, name="ready",
+                   enabled=has_opponent and c is not None and c.connected, text_size=18)
+            self._layout["status_y"] = y
+            y += 34
+            self._layout["commit_y"] = y
+            buttons.append(Button(bottom, lambda: t("online.leave"), c.leave if c else (lambda: None), style="ghost", icon="quit",
+                                  icon_color=palette.OPP, name="leave"))
+        elif page in ("connecting", "reconnecting"):
+            self._layout["message_y"] = 300
+            buttons.append(Button(bottom, lambda: t("online.back_to_menu"), self.back, style="ghost", icon="back", name="cancel"))
+        elif page == "error":
+            self._layout["message_y"] = 260
+            y = 420
+            if c is not None and c.address is not None:
+                button(52, lambda: t("online.retry"), self.retry, style="primary", icon="restart", name="retry")
+            buttons.append(Button(bottom, lambda: t("online.back_to_menu"), self.back, style="ghost", icon="back", name="to_menu"))
+        del full
+        self.widgets.set(buttons)
+        self.ctx.invalidate(None)
+
+    # ----- the frame -------------------------------------------------------------------------------------------
+    def update(self, now: float) -> None:
+        client = self.client
+        if client is None:
+            return
+        client.update()
+        self._follow_match()
+        if client.version != self._seen_version or self._page_for_state() != self.page:
+            if self.page != "waiting" or self._page_for_state() != "waiting":
+                self.copied = None
+            self._rebuild()
+        if self.page == "reconnecting":
+            left = client.next_retry_in()
+            shown = None if left is None else int(left + 0.999)
+            if shown != self._shown_seconds:
+                self._shown_seconds = shown
+                self.ctx.invalidate(None)
+
+    def _follow_match(self) -> None:
+        """Show the match screen when a match runs; a new match id replaces its match (O14)."""
+        client = self.client
+        assert client is not None
+        match = client.match
+        scene = self._match_scene
+        if scene is not None and scene not in self.ctx.stack.scenes:
+            self._match_scene = scene = None
+            if match is not None and match.outcome is None:
+                return  # the player left the screen mid-match on purpose: the lobby shows Return
+        if match is None or not match.ready:
+            return
+        if scene is None:
+            if match.end is not None and getattr(self, "_dismissed_match", None) == match.match_id:
+                return
+            from mineduel.client.scenes.online_game import OnlineGameScene
+
+            scene = OnlineGameScene(self.ctx, client, on_leave=self._match_left, hosting=self.hosting)
+            self._match_scene = scene
+            self.ctx.stack.push(scene)
+        if scene.controller is not match:
+            scene.attach(match)
+
+    def _match_left(self, match_id: str) -> None:
+        self._dismissed_match = match_id
+        self._match_scene = None
 
     def next_wakeup(self, now: float) -> float | None:
-        return now + 0.25  # pygame_gui may animate (hover fades, text cursors): a few frames a second
+        if self.client is None:
+            return None
+        wake = self.client.next_wakeup()
+        if self.searching or self.client.conn in (Conn.CONNECTING, Conn.RECONNECTING) or self.client.busy:
+            wake = min(wake or now + 0.1, now + 0.1)
+        return wake
+
+    # ----- input -------------------------------------------------------------------------------------------------
+    def process_event(self, event: InputEvent) -> bool:
+        if isinstance(event, PointerEvent) and event.kind is PointerKind.DOWN:
+            for f in self.fields:
+                was = f.focused
+                f.handle(event)
+                if was != f.focused:
+                    self.ctx.invalidate(f.rect.inflate(12, 12))
+        if isinstance(event, KeyEvent):
+            focused = next((f for f in self.fields if f.focused), None)
+            if focused is not None:
+                used = focused.handle(event)
+                self.ctx.invalidate(focused.rect.inflate(12, 12))
+                if used:
+                    return True
+            if event.key == pygame.K_ESCAPE:
+                self.back()
+                return True
+            if event.key == pygame.K_TAB and self.fields and self.widgets.focus is None and focused is None:
+                self.fields[0].focused = True
+                self.ctx.invalidate(None)
+                return True
+        return self.widgets.handle(event)
+
+    # ----- drawing -------------------------------------------------------------------------------------------------
+    def draw(self, canvas: pygame.Surface, area: pygame.Rect) -> None:
+        ctx = self.ctx
+        t = ctx.t
+        canvas.fill(palette.BACKGROUND, area)
+        blit_text(canvas, ctx.fonts, t("online.title"), 22, palette.INK, bold=True, midleft=(LEFT + 4, TITLE_Y))
+        self._draw_address(canvas)
+        page = self.page
+        getattr(self, f"_draw_{page}")(canvas)
+        for f in self.fields:
+            f.draw(canvas, ctx.fonts, keyboard=ctx.keyboard)
+        self.widgets.draw(canvas, ctx.fonts, area)
+        notice = self._notice()
+        y = self._layout.get("notice_y")
+        if notice is not None and y is not None:
+            key, params = notice
+            self._warning(canvas, t(key, **params), y)
+
+    def _draw_address(self, canvas: pygame.Surface) -> None:
+        c = self.client
+        if c is None or c.address is None or self.page == "home":
+            return
+        host, port = c.address
+        text = self.hosting or protocol.invite_link(host, port, "X")[len("mineduel://"):-len("/join/X")]
+        blit_text(canvas, self.ctx.fonts, text, 13, palette.INK_SOFT, midright=(LEFT + INNER - 4, TITLE_Y + 2))
+
+    def _warning(self, canvas: pygame.Surface, text: str, y: int) -> None:
+        fonts = self.ctx.fonts
+        h = paragraph_height(fonts, text, 15, INNER - 48)
+        rect = pygame.Rect(LEFT, y, INNER, h + 20)
+        canvas.blit(shapes.rounded(rect.size, 12, palette.mix(palette.CARD, palette.WARN, 0.12), 1, palette.WARN), rect)
+        canvas.blit(shapes.icon("warning", 18, palette.WARN), (rect.left + 12, rect.top + 10))
+        blit_paragraph(canvas, fonts, text, 15, palette.WARN, pygame.Rect(rect.left + 38, rect.top + 10, INNER - 48, h + 4))
+
+    def _section(self, canvas: pygame.Surface, text: str, y: int) -> None:
+        blit_text(canvas, self.ctx.fonts, text, 15, palette.INK_SOFT, bold=True, midleft=(LEFT + 4, y + 13))
+
+    def _draw_home(self, canvas: pygame.Surface) -> None:
+        t = self.ctx.t
+        warning = self._layout.get("warning")
+        if warning is not None:
+            canvas.blit(shapes.rounded(warning.size, 16, palette.mix(palette.CARD, palette.WARN, 0.10), 1, palette.WARN), warning)
+            canvas.blit(shapes.icon("warning", 20, palette.WARN), (warning.left + 14, warning.top + 14))
+            blit_paragraph(canvas, self.ctx.fonts, t("online.token_unavailable"), 16, palette.INK,
+                           pygame.Rect(warning.left + 42, warning.top + 14, INNER - 58, warning.height))
+        self._section(canvas, t("online.friends"), self._layout["friends_y"])
+        found_y = self._layout.get("found_y")
+        if found_y is not None and not self.found:
+            text = t("online.searching") if self.searching else t("online.no_games_found")
+            blit_text(canvas, self.ctx.fonts, text, 15, palette.INK_SOFT, midleft=(LEFT + 16, found_y + 12))
+        self._section(canvas, t("online.connect_to"), self._layout["connect_y"] - 2)
+
+    def _draw_server(self, canvas: pygame.Surface) -> None:
+        t = self.ctx.t
+        c = self.client
+        if c is not None and c.address is not None:
+            host, port = c.address
+            canvas.blit(shapes.circle(10, palette.GOOD), (LEFT + 6, self._layout["info_y"] + 8))
+            blit_text(canvas, self.ctx.fonts, t("online.connected_to", address=f"{host}:{port}"), 15, palette.INK,
+                      midleft=(LEFT + 24, self._layout["info_y"] + 13))
+        self._section(canvas, t("online.room_code"), self._layout["code_y"])
+
+    def _draw_room(self, canvas: pygame.Surface) -> None:
+        t = self.ctx.t
+        fonts = self.ctx.fonts
+        card = self._layout["card"]
+        canvas.blit(shapes.rounded(card.size, 18, palette.CARD, 1, palette.CARD_BORDER), card)
+        info = self.client.room_info if self.client else None
+        if not info:
+            return
+        blit_text(canvas, fonts, t("online.room_code"), 14, palette.INK_SOFT, bold=True, midleft=(card.left + 18, card.top + 24))
+        self._big_code(canvas, str(info["room"]), (card.centerx, card.top + 70))
+        status = str(info.get("status", "waiting"))
+        status_key = f"online.room_status.{status}" if status in ("waiting", "playing", "finished") else "online.room_status.waiting"
+        lines = [t(status_key), t("online.seats", count=int(info.get("seats", 0)))]
+        if not info.get("open"):
+            lines.append(t("online.room_full"))
+        y = card.top + 118
+        for i, line in enumerate(lines):
+            blit_text(canvas, fonts, line, 16, palette.WARN if i == 2 else palette.INK, bold=i == 0, midleft=(card.left + 18, y))
+            y += 26
+        self._commitment(canvas, str(info.get("commitment", "")), pygame.Rect(card.left + 18, card.bottom - 68, card.width - 36, 60))
+
+    def _big_code(self, canvas: pygame.Surface, code: str, center: tuple[int, int]) -> None:
+        fonts = self.ctx.fonts
+        spaced = " ".join(code)
+        blit_text(canvas, fonts, spaced, 40, palette.PRIMARY, bold=True, center=center)
+
+    def _commitment(self, canvas: pygame.Surface, commitment: str, rect: pygame.Rect) -> None:
+        fonts = self.ctx.fonts
+        label = self.ctx.t("online.commitment")
+        size = fonts.fit_size(label, 13, rect.width, True)
+        blit_text(canvas, fonts, label, size, palette.INK_SOFT, bold=True, topleft=(rect.left, rect.top))
+        half = (len(commitment) + 1) // 2
+        for i, part in enumerate((commitment[:half], commitment[half:])):
+            if part:
+                blit_text(canvas, fonts, part, 13, palette.INK_FAINT if not commitment else palette.ME_LIGHT,
+                          topleft=(rect.left, rect.top + 22 + i * 18))
+
+    def _draw_waiting(self, canvas: pygame.Surface) -> None:
+        t = self.ctx.t
+        fonts = self.ctx.fonts
+        c = self.client
+        assert c is not None
+        card = self._layout["code_card"]
+        canvas.blit(shapes.rounded(card.size, 18, palette.CARD, 1, palette.CARD_BORDER), card)
+        blit_text(canvas, fonts, t("online.room_code"), 14, palette.INK_SOFT, bold=True, midleft=(card.left + 18, card.top + 24))
+        code = c.room_code or ""
+        blit_text(canvas, fonts, " ".join(code), 34, palette.PRIMARY, bold=True, midleft=(card.left + 16, card.top + 76))
+        y = card.top + 108
+        blit_text(canvas, fonts, t("online.invite_link"), 13, palette.INK_SOFT, bold=True, midleft=(card.left + 18, y))
+        link = c.invite or ""
+        size = fonts.fit_size(link, 14, card.width - 36)
+        blit_text(canvas, fonts, link, size, palette.ME_LIGHT, midleft=(card.left + 18, y + 22))
+        if self.hosting:
+            blit_text(canvas, fonts, t("online.hosting", address=self.hosting), 13, palette.INK_SOFT, midleft=(card.left + 18, y + 48))
+        if self.copied is not None:
+            text = t("online.link_copied") if self.copied else t("online.copy_failed")
+            color = palette.GOOD if self.copied else palette.WARN
+            size = fonts.fit_size(text, 13, 160)
+            blit_text(canvas, fonts, text, size, color, midright=(card.right - 16, card.top + 74))
+        # Both seats.
+        room = c.room or {}
+        y = self._layout["seats_y"]
+        w = (INNER - 10) // 2
+        for i, (key, color, badge) in enumerate((("me", palette.ME, "person"), ("opponent", palette.OPP, "person"))):
+            rect = pygame.Rect(LEFT + i * (w + 10), y, w, 96)
+            side = room.get(key)
+            canvas.blit(shapes.rounded(rect.size, 16, palette.CARD, 1, palette.CARD_BORDER), rect)
+            canvas.blit(shapes.circle(34, color if side else palette.CARD_RAISED), (rect.left + 10, rect.top + 10))
+            canvas.blit(shapes.icon(badge, 22, palette.ON_ACCENT), (rect.left + 16, rect.top + 16))
+            name = t("status.you" if key == "me" else "status.opponent")
+            blit_text(canvas, fonts, name, 16, palette.INK, bold=True, midleft=(rect.left + 52, rect.top + 27))
+            if not isinstance(side, dict):
+                blit_paragraph(canvas, fonts, t("online.state.empty"), 13, palette.INK_SOFT,
+                               pygame.Rect(rect.left + 12, rect.top + 54, rect.width - 20, 40), max_lines=2)
+                continue
+            connected = bool(side.get("connected")) and (key != "me" or c.connected)
+            dot = palette.GOOD if connected else palette.WARN
+            canvas.blit(shapes.circle(10, dot), (rect.left + 14, rect.top + 57))
+            blit_text(canvas, fonts, t("online.state.connected" if connected else "online.state.disconnected"), 13,
+                      palette.INK_SOFT, midleft=(rect.left + 30, rect.top + 62))
+            ready = bool(side.get("ready"))
+            if ready:
+                canvas.blit(shapes.icon("check", 16, palette.GOOD), (rect.left + 11, rect.top + 74))
+            blit_text(canvas, fonts, t("online.state.ready" if ready else "online.state.not_ready"), 13,
+                      palette.GOOD if ready else palette.INK_FAINT, bold=ready, midleft=(rect.left + 30, rect.top + 82))
+        me = room.get("me") or {}
+        if not room.get("opponent"):
+            status = t("online.waiting_opponent")
+        elif me.get("ready"):
+            status = t("online.waiting_ready")
+        else:
+            status = t("online.press_ready")
+        size = fonts.fit_size(status, 15, INNER)
+        blit_text(canvas, fonts, status, size, palette.INK_SOFT, center=(W // 2, self._layout["status_y"] + 10))
+        commit_rect = pygame.Rect(LEFT, self._layout["commit_y"], INNER, 84)
+        canvas.blit(shapes.rounded(commit_rect.size, 14, palette.PANEL), commit_rect)
+        self._commitment(canvas, str(room.get("next_commitment", "")), commit_rect.inflate(-28, -20))
+        self._layout["notice_y"] = commit_rect.bottom + 10
+
+    def _draw_connecting(self, canvas: pygame.Surface) -> None:
+        c = self.client
+        address = "" if c is None or c.address is None else f"{c.address[0]}:{c.address[1]}"
+        self._centre_message(canvas, "online", palette.ME_LIGHT, self.ctx.t("online.connecting", address=address))
+
+    def _draw_reconnecting(self, canvas: pygame.Surface) -> None:
+        c = self.client
+        text = self.ctx.t("online.reconnecting")
+        left = c.next_retry_in() if c is not None else None
+        if left is not None and left >= 0.5:
+            text += "\n" + self.ctx.t("online.reconnect_in", seconds=int(left + 0.999))
+        self._centre_message(canvas, "online", palette.WARN, text)
+
+    def _draw_error(self, canvas: pygame.Surface) -> None:
+        c = self.client
+        key = (c.error if c is not None else None) or "online.connection_lost"
+        self._centre_message(canvas, "warning", palette.WARN, self.ctx.t(key))
+
+    def _centre_message(self, canvas: pygame.Surface, icon: str, color: palette.Color, text: str) -> None:
+        y = self._layout["message_y"]
+        canvas.blit(shapes.circle(72, palette.CARD_RAISED), (W // 2 - 36, y - 90))
+        canvas.blit(shapes.icon(icon, 40, color), (W // 2 - 20, y - 74))
+        blit_paragraph(canvas, self.ctx.fonts, text, 18, palette.INK, pygame.Rect(LEFT + 20, y, INNER - 40, 120), bold=True, align="center")

@@ -114,6 +114,9 @@ class RulesPopup(Popup):
     (wheel, drag, PageUp/PageDown) when it does not fit.
     """
 
+    rule_keys: tuple[str, ...] = RULE_KEYS  # the online screen shows its own rules (U7)
+    rule_icons: tuple[str, ...] = RULE_ICONS
+
     def __init__(self, ctx: Context, *, on_start: Callable[[str], None] | None = None, difficulty: str = "normal") -> None:
         super().__init__(ctx, card_width=358)
         self.on_start = on_start
@@ -126,8 +129,8 @@ class RulesPopup(Popup):
     def relayout(self) -> None:
         ctx = self.ctx
         width = self.card.width - 2 * PAD - 36
-        self._rule_heights = [paragraph_height(ctx.fonts, ctx.t(k), BODY_SIZE, width) for k in RULE_KEYS]
-        self._content_h = sum(self._rule_heights) + 14 * (len(RULE_KEYS) - 1)
+        self._rule_heights = [paragraph_height(ctx.fonts, ctx.t(k), BODY_SIZE, width) for k in self.rule_keys]
+        self._content_h = sum(self._rule_heights) + 14 * (len(self.rule_keys) - 1)
         footer = (34 + 56 + 16 if self.on_start else 0) + BUTTON_H
         header = 52
         max_h = ctx.size[1] - 40
@@ -209,7 +212,7 @@ class RulesPopup(Popup):
         clip = surface.get_clip()
         surface.set_clip(body.clip(clip) if clip else body)
         y = body.top - self.scroll
-        for key, icon_name, h in zip(RULE_KEYS, RULE_ICONS, self._rule_heights, strict=True):
+        for key, icon_name, h in zip(self.rule_keys, self.rule_icons, self._rule_heights, strict=True):
             if y + h >= body.top and y <= body.bottom:
                 color = palette.OPP if key == "rules.lose" else palette.ME_LIGHT
                 surface.blit(shapes.circle(28, palette.CARD_RAISED), (body.left, y - 3))
