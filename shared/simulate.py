@@ -37,6 +37,10 @@ JSON output (``--json``), schema ``mine-duel-simulate/1``; one object::
       "reasons": {"ko": int, "all_flagged": int, "no_explorable": int, "no_plantable": int,
                   "unfinished": int},           # unfinished = hit --max-actions (a violation)
       "ko_by_loser": {"first": int, "second": int},   # who explored a mine
+      "ko_cause": {"misjudged": int,   # AI3: chose an uncertain cell although a safe one existed
+                   "guess": int,       # AI2: no safe cell, an uncertain one was a mine
+                   "checkmate": int,   # C3: only mine cells were left to explore
+                   "other": int},      # any other step (would mean a bug; always 0)
       "turns": {"mean": float, "median": int, "p95": int, "max": int,
                 "histogram": {"<turn>": int, ...}},  # F3 turn number at the end;
                                                      # nearest-rank percentiles
@@ -75,7 +79,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from mineduel.shared.ai import MISJUDGMENT_RATE, Difficulty, PlantArea, StepKind, next_step
+from mineduel.shared.ai import MISJUDGMENT_RATE, Decision, Difficulty, PlantArea, StepKind, next_step
 from mineduel.shared.engine import ActionType, GameState, Reason, Variant
 
 SCHEMA: Final = "mine-duel-simulate/1"
@@ -121,6 +125,7 @@ class Tally:
     winners: list[int] = field(default_factory=lambda: [0, 0, 0])  # first, second, draw
     reasons: Counter[str] = field(default_factory=Counter)
     ko_by_loser: list[int] = field(default_factory=lambda: [0, 0])
+    ko_causes: Counter[str] = field(default_factory=Counter)
     turns: Counter[int] = field(default_factory=Counter)
     actions_total: int = 0
     actions_max: int = 0
@@ -135,6 +140,7 @@ class Tally:
         for i in range(3):
             self.winners[i] += other.winners[i]
         self.reasons.update(other.reasons)
+        self.ko_causes.update(other.ko_causes)
         for i in range(2):
             self.ko_by_loser[i] += other.ko_by_loser[i]
             mine, theirs = self.counters[i], other.counters[i]
@@ -222,6 +228,7 @@ def play_match(
         tally.reasons[outcome.reason.value] += 1
         if outcome.reason is Reason.KO and outcome.winner is not None:
             tally.ko_by_loser[1 - outcome.winner] += 1
+            tally.ko_causes[ko_cause(decision)] += 1
     tally.turns[state.turn] += 1
     tally.actions_total += actions
     tally.actions_max = max(tally.actions_max, actions)
@@ -229,6 +236,18 @@ def play_match(
         tally.violation_count += len(violations)
         tally.violations.extend(violations[:MAX_REPORTED_VIOLATIONS])
     return state
+
+
+KO_CAUSES: Final = ("misjudged", "guess", "checkmate", "other")
+
+
+def ko_cause(decision: Decision) -> str:
+    """Why the step that explored a mine was taken (one of :data:`KO_CAUSES`)."""
+    if decision.kind is StepKind.EXPLORE_MINE:
+        return "checkmate"
+    if decision.kind is StepKind.EXPLORE_UNCERTAIN:
+        return "misjudged" if decision.misjudged else "guess"
+    return "other"
 
 
 def _run_chunk(job: tuple[str, str, str, int, int, int]) -> Tally:
@@ -300,6 +319,7 @@ class Report:
             },
             "reasons": reasons,
             "ko_by_loser": {"first": t.ko_by_loser[0], "second": t.ko_by_loser[1]},
+            "ko_cause": {cause: t.ko_causes.get(cause, 0) for cause in KO_CAUSES},
             "turns": {**turns, "histogram": {str(k): t.turns[k] for k in sorted(t.turns)}},
             "actions": {
                 "mean": t.actions_total / t.games if t.games else 0.0,
@@ -446,7 +466,11 @@ def format_report(report: Report) -> str:
         count = t.reasons.get(reason, 0)
         extra = ""
         if reason == Reason.KO.value:
-            extra = f"   (explored a mine: first {t.ko_by_loser[0]:,}, second {t.ko_by_loser[1]:,})"
+            extra = (
+                f"   (explored a mine: first {t.ko_by_loser[0]:,}, second {t.ko_by_loser[1]:,}; "
+                + ", ".join(f"{cause} {t.ko_causes.get(cause, 0):,}" for cause in KO_CAUSES[:3])
+                + ")"
+            )
         lines.append(f"  {reason:<24}{count:>9,}{_pct(count / n if n else 0):>10}{extra}")
     ts = report.turn_stats()
     lines += [

@@ -597,11 +597,12 @@ def test_simulate_json_follows_the_documented_schema(capsys: pytest.CaptureFixtu
     assert report["schema"] == "mine-duel-simulate/1"
     assert set(report) >= {
         "games", "seed", "offset", "workers", "max_actions", "first", "second", "results", "rates",
-        "reasons", "ko_by_loser", "turns", "actions", "decisions", "violations", "violation_count",
+        "reasons", "ko_by_loser", "ko_cause", "turns", "actions", "decisions", "violations", "violation_count",
         "elapsed_seconds", "matches_per_second",
     }
     assert sum(report["results"].values()) == sum(report["reasons"].values()) == 60
     assert report["ko_by_loser"]["first"] == report["results"]["second_win"]
+    assert sum(report["ko_cause"].values()) == report["reasons"]["ko"] and report["ko_cause"]["other"] == 0
     for name, rate in report["rates"].items():
         assert rate["low"] <= rate["rate"] <= rate["high"]
         assert rate["rate"] == report["results"][name] / 60
