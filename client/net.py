@@ -22,7 +22,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from twisted.internet.endpoints import HostnameEndpoint, connectProtocol
+from twisted.internet.abstract import isIPAddress, isIPv6Address
+from twisted.internet.endpoints import HostnameEndpoint, TCP4ClientEndpoint, TCP6ClientEndpoint, connectProtocol
 from twisted.internet.error import CannotListenError
 from twisted.protocols.basic import LineOnlyReceiver
 from twisted.python.failure import Failure
@@ -107,7 +108,13 @@ def tcp_connector(reactor: Any) -> Connector:
 
     def connect(host: str, port: int, listener: LinkListener) -> TcpLink:
         link = TcpLink()
-        endpoint = HostnameEndpoint(reactor, host.encode("idna") if not host.isascii() else host, port, timeout=CONNECT_TIMEOUT)
+        endpoint: Any
+        if isIPAddress(host):
+            endpoint = TCP4ClientEndpoint(reactor, host, port, timeout=CONNECT_TIMEOUT)
+        elif isIPv6Address(host):
+            endpoint = TCP6ClientEndpoint(reactor, host, port, timeout=CONNECT_TIMEOUT)
+        else:  # a name: resolved off the reactor thread, every address tried
+            endpoint = HostnameEndpoint(reactor, host.encode("idna") if not host.isascii() else host, port, timeout=CONNECT_TIMEOUT)
         proto = _LineLink(listener, link)
 
         def connected(p: _LineLink) -> None:
@@ -160,7 +167,7 @@ def start_host(reactor: Any, folder: Path, *, port: int = protocol.DEFAULT_PORT,
     except CannotListenError:
         log.info("host: port %s is taken; using any free port", port)
         handle = start_server(reactor, config.with_(port=0), storage=storage)
-    return HostInfo(handle.port, public, handle.stop)
+    return HostInfo(handle.port, public, handle.stop, handle.udp_port)
 
 
 def discover_servers(reactor: Any, *, port: int = protocol.DEFAULT_UDP_PORT, timeout: float = 1.0,
@@ -260,10 +267,11 @@ class InProcessServer:
         self._closers: dict[int, Callable[[], None]] = {}
         self._links: dict[int, _MemLink] = {}
         rng = random.Random(seed)
-        settings = {"rate_per_second": 1e6, "rate_burst": 1e6, "idle_timeout": 1e9, "ping_interval": 1e9,
+        settings = {"rate_per_second": 1e6, "rate_burst": 1e6, "idle_timeout": 1e9, "ping_interval": 5.0,
                     "public_host": "192.168.1.5", **config}
         self.core = ServerCore(clock=self.clock, randbytes=rng.randbytes, storage=MemoryStorage(), outbox=self,
                                config=Config(**settings))
+        self.core.start()
         self._pids = itertools.count(1)
 
     # Outbox
@@ -321,3 +329,7 @@ class InProcessServer:
 
     def room(self, code: str) -> Any:
         return self.core.rooms.rooms[code]
+
+    def truth(self, code: str) -> Any:
+        """The server's whole state of a room's match (screenshots set positions up with it)."""
+        return self.core.rooms.rooms[code].match.state

@@ -106,6 +106,7 @@ class HostInfo:
     port: int
     public_host: str
     stop: Callable[[], object]
+    udp_port: int | None = None  # LAN discovery, when it could listen
 
 
 @dataclass
@@ -119,6 +120,7 @@ class OnlineServices:
     clipboard: Callable[[str], bool] = lambda text: False
     wall_clock: Callable[[], float] = time.time
     client_name: str = "mine-duel/0.1.0"
+    client_seed: Callable[[], str] = lambda: secrets.token_hex(8)  # R1: this seat's contribution to the draw
     host: HostInfo | None = field(default=None)  # the hosted server, once started
 
 
@@ -229,7 +231,7 @@ class OnlineClient:
         if not self._can_store():
             return
         self.busy = "create"
-        self._seed = _new_seed()
+        self._seed = self.services.client_seed()
         self._request("create_room", {"client_seed": self._seed}, on_ok=self._seated)
 
     def join(self, code: str) -> None:
@@ -237,17 +239,17 @@ class OnlineClient:
         if not self._can_store():
             return
         self.busy = "join"
-        self._seed = _new_seed()
+        self._seed = self.services.client_seed()
         self._request("join", {"room": code, "client_seed": self._seed}, on_ok=self._seated)
 
     def ready(self, ready: bool = True) -> None:
         fields: dict[str, Any] = {"ready": ready}
         if ready:
-            fields["client_seed"] = _new_seed()  # sent after the room's next_commitment was seen (R1)
+            fields["client_seed"] = self.services.client_seed()  # sent after the room's next_commitment was seen (R1)
         self._request("ready", fields)
 
     def rematch(self) -> None:
-        self._request("rematch", {"client_seed": _new_seed()})
+        self._request("rematch", {"client_seed": self.services.client_seed()})
 
     def leave(self) -> None:
         """Give the seat up (outside a match); the token is forgotten."""
@@ -598,6 +600,3 @@ class OnlineClient:
             self.notice = ("online.error.other", {"detail": code})
         # idle and others: the server closes the connection next; reconnection follows
 
-
-def _new_seed() -> str:
-    return secrets.token_hex(8)

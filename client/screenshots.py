@@ -260,6 +260,7 @@ def _online(s: Shooter) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from mineduel.client import online_screenshots  # noqa: F401 - registers the online screens
     from mineduel.client.i18n import LANGUAGES
 
     parser = argparse.ArgumentParser(prog="mine-duel screenshots", description=__doc__.splitlines()[0])

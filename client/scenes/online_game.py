@@ -36,8 +36,7 @@ from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
 from mineduel.client.ui.widgets import Button, WidgetGroup
-from mineduel.shared.bitboard import COLS
-from mineduel.shared.engine import ActionType, Phase, Reason
+from mineduel.shared.engine import ActionType, Reason
 from mineduel.shared.verify import CHECK_NAMES, VerifyReport, verify_record
 
 PANEL = pygame.Rect(8, BOARD_TOP - 2, 374, END_TURN.top - 8 - (BOARD_TOP - 2))
@@ -258,6 +257,8 @@ class OnlineGameScene(GameScene):
         view = self.view()
         if self.ended is not None:
             return t("online.result_line", title=t(f"result.title.{self.result_kind()}"), reason=self.reason_text())
+        if self.client.conn in (Conn.RECONNECTING, Conn.CONNECTING):
+            return t("online.reconnecting")
         if view is not None and view.outcome is None and view.to_move is not None and view.to_move != view.seat:
             return t(f"online.opponent_phase.{view.phase.value}")
         return super().instruction()
@@ -405,7 +406,7 @@ class OnlineGameScene(GameScene):
                 text = ctx.t("online.seconds", seconds=secs)
                 size = ctx.fonts.fit_size(text, 15, 74, True)
                 pill_w = max(44, ctx.fonts.width(text, size, True) + 14)
-                pill = pygame.Rect(rect.right - 8 - pill_w, rect.top + 7, pill_w, 24)
+                pill = pygame.Rect(rect.right - 8 - pill_w, rect.bottom - 30, pill_w, 24)
                 canvas.blit(shapes.rounded(pill.size, 12, palette.WARN if urgent else color), pill)
                 blit_text(canvas, ctx.fonts, text, size, palette.ON_ACCENT, bold=True, center=pill.center)
 
@@ -531,9 +532,3 @@ class OnlineGameScene(GameScene):
         blit_text(canvas, ctx.fonts, line, size, col, bold=True, center=(cx, y))
         self.panel.draw(canvas, ctx.fonts, PANEL)
 
-    def cell_label(self, cell: int) -> str:
-        row, col = divmod(cell, COLS)
-        return self.ctx.t("cell.name", row=row + 1, col=col + 1)
-
-
-__all__ = ["OnlineGameScene", "OnlineRulesPopup", "VerifyPopup", "Phase"]

@@ -1,0 +1,341 @@
+"""The online screens for ``mine-duel screenshots`` (registered into its list when it loads).
+
+Each picture is the real app: its online screen talks to the real server core running in this
+process (:class:`~mineduel.client.net.InProcessServer`, a fake clock, no sockets), and the opponent is
+a scripted connection to the same core. Clicks are real pygame events; moves that only set a
+position up are sent as protocol messages. Client seeds are fixed, so the first-player draw and
+the pictures are the same on every run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from mineduel.client.screenshots import Shooter, shot
+from mineduel.shared.bitboard import FULL, cells
+from mineduel.shared.engine import Phase
+
+
+class Rig:
+    """An app on the online screen, connected to an in-process server, and a scripted opponent."""
+
+    def __init__(self, s: Shooter, *, tokens_ok: bool = True) -> None:
+        from mineduel.client.net import InProcessServer
+        from mineduel.client.online_client import FoundServer, HostInfo, OnlineServices
+        from mineduel.client.scenes.online import OnlineScene
+        from mineduel.client.tokens import TokenStore
+
+        self.s = s
+        self.server = InProcessServer(seed=11)
+        self._tmp = tempfile.TemporaryDirectory(prefix="mineduel-online-")
+        folder = Path(self._tmp.name) / "data"
+        if not tokens_ok:
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            folder.write_text("not a folder")  # the token cannot be stored under a file (O16)
+        seeds = itertools.count(1)
+        self.found = [FoundServer("192.168.1.5", 47650, "MINE DUEL (study-pc)", 1), FoundServer("192.168.1.23", 47650, "MINE DUEL (laptop)", 0)]
+        self.services = OnlineServices(connect=self.server.connector(), tokens=TokenStore(folder),
+                                       start_host=lambda: HostInfo(47650, "192.168.1.5", lambda: None),
+                                       discover=lambda done: done(self.found), clipboard=lambda text: True,
+                                       wall_clock=lambda: 1_700_000_000.0, client_seed=lambda: f"shot-{next(seeds)}")
+        app = s.app
+        app._online = self.services  # noqa: SLF001 - the app's lazily made services, replaced for the picture
+        app.stack.close_popup()
+        self.lobby = OnlineScene(app.ctx, on_play_cpu=lambda: app.stack.replace(app.game))
+        app.stack.replace(self.lobby)
+        s.frame()
+        self.peer: Any = None
+
+    # ----- helpers ---------------------------------------------------------------------------------------------
+    @property
+    def client(self) -> Any:
+        return self.lobby.client
+
+    @property
+    def top(self) -> Any:
+        return self.s.app.stack.top
+
+    def click(self, name: str) -> None:
+        popup = self.s.app.stack.popup
+        scene = self.top
+        group = popup.widgets if popup is not None else scene.widgets
+        if popup is None and getattr(scene, "panel_open", False):
+            try:
+                self.s.click(scene.panel.by_name(name).rect.center)
+                return
+            except KeyError:
+                pass
+        self.s.click(group.by_name(name).rect.center)
+        self.s.frame(0.05)
+
+    def host(self) -> None:
+        self.click("host")
+        self.s.settle(0.3)
+
+    def opponent_joins(self) -> None:
+        self.peer = self.server.peer()
+        self.peer.send(type="join", room=self.client.room_code, name="", client_seed="peer-1")
+        self.s.settle(0.3)
+
+    def start_match(self) -> None:
+        self.host()
+        self.opponent_joins()
+        self.click("ready")
+        self.peer.send(type="ready", client_seed="peer-2")
+        self.s.settle(0.5)
+
+    @property
+    def code(self) -> str:
+        return self.client.room_code
+
+    def state(self) -> Any:
+        return self.server.truth(self.code)
+
+    @property
+    def my_seat(self) -> int:
+        return self.client.match.seat
+
+    def send(self, seat: int, msg: dict[str, Any]) -> None:
+        self.server.advance(2.0)  # the server's clock moves as people think (E1's time is the server's)
+        if seat == self.my_seat:
+            self.client.send_action(msg, lambda code: None)
+        else:
+            self.peer.send(**msg)
+        self.s.frame(0.02)
+
+    def step(self, *, flags: bool = True) -> None:
+        """One scripted action for the seat to move: safe explores, plants that overlap once, a flag per turn."""
+        st = self.state()
+        seat = st.to_move
+        other = 1 - seat
+        safe = FULL & ~(st.revealed | st.any_marker | st.any_mine)
+        if st.phase in (Phase.OPEN_EXPLORE, Phase.EXPLORE):
+            self.send(seat, {"type": "explore", "cell": list(divmod(next(cells(safe)), 8))})
+        elif st.phase in (Phase.OPEN_PLANT, Phase.PLANT):
+            plantable = st.plantable(seat)
+            overlap = st.mines[other] & plantable
+            target = next(cells(overlap)) if overlap and st.turn == 2 and seat != self.my_seat else next(cells(safe & plantable or plantable), None)
+            self.send(seat, {"type": "plant", "cell": list(divmod(target, 8))})
+        else:
+            free = FULL & ~(st.revealed | st.any_marker)
+            if flags and not st.marker_used:
+                right = st.mines[other] & free & ~st.mines[seat]
+                wrong = free & ~st.any_mine
+                pick = right if (st.turn % 2 == 0) else wrong
+                if pick:
+                    self.send(seat, {"type": "flag", "cell": list(divmod(next(cells(pick)), 8))})
+            self.send(self.state().to_move, {"type": "end_turn"})
+
+    def play_until(self, *, turn: int, phase: Phase = Phase.EXPLORE, mine: bool = True) -> None:
+        for _ in range(200):
+            st = self.state()
+            if st.turn >= turn and st.phase is phase and (st.to_move == self.my_seat) == mine:
+                break
+            self.step()
+        self.s.settle(2.0)
+
+    def ko_cell(self) -> int:
+        st = self.state()
+        opp = 1 - self.my_seat
+        return next(cells(st.mines[opp] & ~st.mines[self.my_seat] & ~st.revealed & ~st.any_marker))
+
+    def click_cell(self, cell: int) -> None:
+        self.s.click(self.top.board.cell_center(cell))
+
+
+def _rig(s: Shooter, **kw: Any) -> Rig:
+    rig = Rig(s, **kw)
+    s.rig = rig  # type: ignore[attr-defined]  # kept alive until the picture is taken
+    return rig
+
+
+@shot("online_home")
+def _home(s: Shooter) -> None:
+    rig = _rig(s)
+    rig.click("find")
+    s.settle(0.3)
+
+
+@shot("online_token_unavailable")
+def _token(s: Shooter) -> None:
+    _rig(s, tokens_ok=False)
+    s.settle(0.3)
+
+
+@shot("online_connect_server")
+def _server(s: Shooter) -> None:
+    rig = _rig(s)
+    rig.click("find")
+    rig.click("server:192.168.1.5:47650")
+    s.settle(0.3)
+    rig.lobby.code_field.set_text("XYZ")
+    rig.lobby._join_typed("XYZ")  # noqa: SLF001 - a mistyped code, as Enter would submit it
+    s.settle(0.3)
+
+
+@shot("online_join_link")
+def _link(s: Shooter) -> None:
+    rig = _rig(s)
+    other = rig.server.peer()
+    code = other.send(type="create_room", client_seed="x")[0]["room"]
+    rig.lobby.open_link(f"mineduel://192.168.1.5:47650/join/{code}")
+    s.settle(0.5)
+
+
+@shot("online_waiting_room")
+def _waiting(s: Shooter) -> None:
+    rig = _rig(s)
+    rig.host()
+    rig.click("copy")
+    s.settle(0.3)
+
+
+@shot("online_waiting_ready")
+def _ready(s: Shooter) -> None:
+    rig = _rig(s)
+    rig.host()
+    rig.opponent_joins()
+    rig.peer.send(type="ready", client_seed="peer-2")
+    s.settle(0.3)
+
+
+@shot("online_match_deadline")
+def _deadline(s: Shooter) -> None:
+    rig = _rig(s)
+    rig.start_match()
+    rig.play_until(turn=3)
+    s.frame(7.3)  # 20 s - 7.3 s: 13 s left on the countdown
+
+
+@shot("online_opponent_turn")
+def _opponent_turn(s: Shooter) -> None:
+    rig = _rig(s)
+    rig.start_match()
+    rig.play_until(turn=3, mine=False)
+    s.frame(3.2)
+
+
+@shot("online_refusal")
+def _refusal(s: Shooter) -> None:
+    rig = _rig(s)
+    rig.start_match()
+    rig.play_until(turn=3)
+    mine = next(cells(rig.state().mines[rig.my_seat] & ~rig.state().any_marker))
+    rig.click_cell(mine)
+    s.settle(0.5)
+
+
+@shot("online_opponent_disconnected")
+def _away(s: Shooter) -> None:
+    rig = _rig(s)
+    rig.start_match()
+    rig.play_until(turn=3)
+    rig.peer.drop()
+    for _ in range(31):  # a second at a time on both clocks; the server's pings keep the link alive
+        rig.server.advance(1.0)
+        s.frame(1.0)
+
+
+@shot("online_reconnecting")
+def _reconnecting(s: Shooter) -> None:
+    rig = _rig(s)
+    rig.start_match()
+    rig.play_until(turn=3)
+    link = rig.client._link  # noqa: SLF001
+    rig.server.cut(link)
+    s.frame(0.05)
+    rig.client.services.connect = lambda host, port, listener: (_ for _ in ()).throw(OSError("unreachable"))
+    s.frame(0.6)
+    s.frame(0.05)
+
+
+@shot("online_rules")
+def _rules(s: Shooter) -> None:
+    rig = _rig(s)
+    rig.start_match()
+    rig.play_until(turn=3)
+    s.key(s.pygame.K_ESCAPE)
+    rig.click("menu.rules")
+    s.settle(0.5)
+
+
+@shot("online_resign_confirm")
+def _resign(s: Shooter) -> None:
+    rig = _rig(s)
+    rig.start_match()
+    rig.play_until(turn=3)
+    s.key(s.pygame.K_ESCAPE)
+    rig.click("online.resign")
+    s.settle(0.5)
+
+
+def _ko(s: Shooter) -> Rig:
+    rig = _rig(s)
+    rig.start_match()
+    rig.play_until(turn=5)
+    rig.click_cell(rig.ko_cell())
+    s.settle(1.5)
+    return rig
+
+
+@shot("online_result_ko")
+def _result(s: Shooter) -> None:
+    _ko(s)
+
+
+@shot("online_result_board")
+def _result_board(s: Shooter) -> None:
+    rig = _ko(s)
+    rig.click("view_board")
+    s.settle(0.5)
+
+
+@shot("online_rematch_agreed")
+def _rematch(s: Shooter) -> None:
+    rig = _ko(s)
+    rig.peer.send(type="rematch", client_seed="peer-3")
+    s.settle(0.5)
+
+
+@shot("online_verify")
+def _verify(s: Shooter) -> None:
+    rig = _ko(s)
+    rig.click("verify")
+    s.settle(0.5)
+
+
+@shot("online_result_resign")
+def _result_resign(s: Shooter) -> None:
+    rig = _rig(s)
+    rig.start_match()
+    rig.play_until(turn=4)
+    rig.peer.send(type="resign")
+    s.settle(1.5)
+
+
+@shot("online_error")
+def _error(s: Shooter) -> None:
+    from mineduel.client.online_client import OnlineServices
+
+    rig = _rig(s)
+
+    class Stranger:  # a server that speaks another protocol version
+        def __init__(self, listener: Any) -> None:
+            self.listener = listener
+            listener.link_open(self)
+
+        def send(self, message: Any) -> None:
+            if message.get("type") == "hello":
+                self.listener.link_message(self, {"type": "welcome", "protocol": 2, "server_time": 0})
+
+        def close(self) -> None:
+            pass
+
+    services: OnlineServices = rig.client.services
+    services.connect = lambda host, port, listener: Stranger(listener)
+    rig.lobby.address_field.set_text("192.168.1.40:47650")
+    rig.click("connect")
+    s.settle(0.3)
