@@ -96,10 +96,10 @@ class Action:
     cell: Cell | None = None
 
     def __post_init__(self) -> None:
-        if self.seat not in (0, 1) or isinstance(self.seat, bool):
-            raise ValueError(f"seat must be 0 or 1, not {self.seat!r}")
+        if type(self.seat) is not int or self.seat not in (0, 1):
+            raise ValueError(f"seat must be the integer 0 or 1, not {self.seat!r}")
         if self.type in CELL_ACTIONS:
-            if not isinstance(self.cell, int) or not 0 <= self.cell < CELLS:
+            if type(self.cell) is not int or not 0 <= self.cell < CELLS:
                 raise ValueError(f"{self.type} needs a cell 0..63, not {self.cell!r}")
 
 

@@ -39,6 +39,8 @@ def _reject_constant(name: str) -> Any:
 def loads(text: str | bytes) -> Record:
     """Parse and check a record; raise :class:`InvalidRecord` naming the problem."""
     try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")  # RECORD.md: UTF-8 only (json.loads would guess UTF-16/32)
         data = json.loads(text, parse_constant=_reject_constant)
     except InvalidRecord:
         raise
