@@ -411,7 +411,8 @@ class OnlineScene(Scene):
         elif page == "error":
             self._layout["message_y"] = 260
             y = 420
-            if c is not None and c.address is not None:
+            retryable = c is not None and c.error in ("online.server_unreachable", "online.connection_lost", "online.server_closed")
+            if c is not None and c.address is not None and retryable:
                 button(52, lambda: t("online.retry"), self.retry, style="primary", icon="restart", name="retry")
             buttons.append(Button(bottom, lambda: t("online.back_to_menu"), self.back, style="ghost", icon="back", name="to_menu"))
         del full
