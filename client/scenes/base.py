@@ -221,7 +221,6 @@ class SceneStack:
         self.scenes: list[Scene] = []
         self.popup: Popup | None = None
         self._attention: set[str] = set()  # window-level pause reasons (AI6)
-        self._gui: Any = None
 
     @property
     def top(self) -> Scene | None:

@@ -18,7 +18,8 @@ Rules this screen carries out:
 
 from __future__ import annotations
 
-import logging
+import math
+from dataclasses import replace
 from typing import Protocol
 
 import pygame
@@ -33,9 +34,7 @@ from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, Pointer
 from mineduel.client.ui.text import blit_paragraph, blit_text
 from mineduel.client.ui.widgets import Button, WidgetGroup
 from mineduel.shared.bitboard import COLS, FULL
-from mineduel.shared.engine import Action, ActionType, Phase, SeatView
-
-log = logging.getLogger(__name__)
+from mineduel.shared.engine import Action, ActionType, Phase, Reason, SeatView
 
 MODES = ("explore", "mine", "flag", "unflag")
 MODE_ACTION = {"explore": ActionType.EXPLORE, "mine": ActionType.PLANT, "flag": ActionType.FLAG, "unflag": ActionType.UNFLAG}
@@ -221,7 +220,7 @@ class GameScene(Scene):
         w = (MODE_BAR.width - 3 * gap) // 4
         for i, mode in enumerate(MODES):
             rect = pygame.Rect(MODE_BAR.left + i * (w + gap), MODE_BAR.top, w if i < 3 else MODE_BAR.width - 3 * (w + gap), MODE_BAR.height)
-            buttons.append(Button(rect, (lambda m=mode: ctx.t(f"mode.{m}")), (lambda m=mode: self.set_mode(m, user=True)),
+            buttons.append(Button(rect, (lambda m=mode: ctx.t(f"mode.{m}")), (lambda m=mode: self.set_mode(m)),
                                   icon=MODE_ICON[mode], icon_color=palette.MODE_COLORS[mode], layout="stack", text_size=14,
                                   radius=16, name=f"mode:{mode}"))
         self.widgets.set(buttons)
@@ -261,7 +260,7 @@ class GameScene(Scene):
             self.widgets.invalidate(b)
 
     # ----- actions --------------------------------------------------------------------------------------
-    def set_mode(self, mode: str, *, user: bool = False) -> None:
+    def set_mode(self, mode: str) -> None:
         """Switch the input mode; free, not an action (F4)."""
         if mode == self.mode:
             return
@@ -311,8 +310,6 @@ class GameScene(Scene):
 
     def choose_language(self, code: str) -> None:
         """U5: switch and save; the board, turn and result stay exactly as they are (E1)."""
-        from dataclasses import replace
-
         self.ctx.tr.set_language(code)
         self.ctx.save_settings(replace(self.ctx.settings, language=code))
         self.ctx.stack.relayout()
@@ -338,8 +335,7 @@ class GameScene(Scene):
         if self.ended is None or self.controller is None:
             return
         self.viewing_board = False
-        popup = ResultPopup(self.ctx, ResultInfo(self.ended, self.controller.seat, self.opponent_key(), self.session.difficulty,
-                                                 self._record_line),
+        popup = ResultPopup(self.ctx, ResultInfo(self.ended, self.controller.seat, self.session.difficulty, self._record_line),
                             on_view_board=self.view_board, on_restart=self.confirm_restart, on_menu=self.open_menu,
                             on_export=self.export_record if self.controller.record_text() is not None else None)
         self.result_popup = popup
@@ -425,7 +421,7 @@ class GameScene(Scene):
     def _ending_key(self, ended: Ended) -> str:
         """The status line's account of the end: who stepped on whose mine, or which draw."""
         outcome = ended.outcome
-        if outcome.reason.value == "ko" and self.controller is not None:
+        if outcome.reason is Reason.KO and self.controller is not None:
             return "result.detail.cpu_hit_mine" if outcome.winner == self.controller.seat else "result.detail.you_hit_mine"
         return f"result.detail.{outcome.reason}"
 
@@ -497,7 +493,7 @@ class GameScene(Scene):
             return self._key(event)
         if isinstance(event, PointerEvent):
             if self.widgets.focus is not None and event.kind is PointerKind.DOWN:
-                self.widgets._set_focus(None)
+                self.widgets.clear_focus()
             if self.widgets.handle(event):
                 return True
             return self._pointer(event)
@@ -528,7 +524,7 @@ class GameScene(Scene):
             return True
         moves = {pygame.K_LEFT: (0, -1), pygame.K_RIGHT: (0, 1), pygame.K_UP: (-1, 0), pygame.K_DOWN: (1, 0)}
         if key in moves:
-            self.widgets._set_focus(None)
+            self.widgets.clear_focus()
             dr, dc = moves[key]
             row, col = divmod(self.focus_cell, COLS)
             row, col = max(0, min(7, row + dr)), max(0, min(7, col + dc))
@@ -564,7 +560,7 @@ class GameScene(Scene):
             return True
         if key in MODE_KEYS:
             if self.mode_enabled(MODE_KEYS[key]):
-                self.set_mode(MODE_KEYS[key], user=True)
+                self.set_mode(MODE_KEYS[key])
             return True
         return False
 
@@ -649,8 +645,6 @@ class GameScene(Scene):
         ctx = self.ctx
         dx = 0
         if self._shake_at is not None:
-            import math
-
             t = (now - self._shake_at) / SHAKE_TIME
             dx = round(math.sin(t * math.pi * 6) * 6 * (1 - t)) if t < 1 else 0
         rect = STATUS.move(dx, 0)

@@ -241,7 +241,6 @@ class ResultInfo:
 
     ended: Ended
     my_seat: int
-    opponent_label_key: str  # status.cpu / status.opponent
     difficulty: str | None
     record_line: Callable[[], tuple[str, bool]]  # (text, is_error)
 

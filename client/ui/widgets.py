@@ -146,6 +146,11 @@ class WidgetGroup:
             if b.name == name:
                 self._set_focus(i)
 
+    def clear_focus(self) -> None:
+        """No button has the keyboard focus (e.g. the board took it back)."""
+        if self.focus is not None:
+            self._set_focus(None)
+
     def _set_focus(self, index: int | None) -> None:
         if self.focus is not None and self.focus < len(self.buttons):
             self.invalidate(self.buttons[self.focus])
