@@ -33,6 +33,7 @@ from mineduel.client.resources import theme_path
 from mineduel.client.scenes.base import Context, SceneStack
 from mineduel.client.scenes.game import GameScene
 from mineduel.client.settings import Settings, SettingsStore
+from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import KeyEvent, PointerEvent, PointerKind, WheelEvent, translate
 from mineduel.client.ui.text import FontBook
 
@@ -118,6 +119,7 @@ class App:
         pygame.display.init()
         pygame.font.init()
         pygame.display.set_caption("MINE DUEL")
+        pygame.display.set_icon(shapes.icon("mine", 64, palette.PRIMARY))
         window = pygame.display.set_mode(size or default_window_size(), window_flags)
         self.viewport = Viewport(window)
         self.clock = clock
