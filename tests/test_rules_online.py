@@ -2,7 +2,7 @@
 
 The engine has no clock, sockets or storage: deadlines arrive as ``timeout`` actions, the
 server's random source as a ``Picker``, and the rules about rooms, tokens and retention
-(O1, O15, O16) belong to the server; they are listed at the end as skipped with the reason.
+(O1, O15, O16) belong to the server; tests/test_server_rooms.py proves them.
 """
 
 from __future__ import annotations
@@ -561,19 +561,3 @@ def test_o14_a_rematch_is_a_fresh_state_sharing_nothing_with_the_last() -> None:
     copy = finished.copy()
     copy.markers[0] = 0
     assert finished.markers[0] == 1 << at(5, 5)
-
-
-# ----- server-only rules: no engine surface ------------------------------------------------------------
-@pytest.mark.skip(reason="O1 rooms and invite links are server/client rules: no rules-engine surface")
-def test_o1_rooms_and_invite_links() -> None:
-    """O1: server-side; tested with the server."""
-
-
-@pytest.mark.skip(reason="O15 retention is a server storage rule: no rules-engine surface")
-def test_o15_retention() -> None:
-    """O15: server-side; tested with the server."""
-
-
-@pytest.mark.skip(reason="O16 session tokens are a server/client rule: no rules-engine surface")
-def test_o16_tokens() -> None:
-    """O16: server-side; tested with the server."""
