@@ -66,6 +66,7 @@ JSON output (``--json``), schema ``mine-duel-simulate/1``; one object::
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import multiprocessing
@@ -420,7 +421,13 @@ def simulate(
             if progress:
                 progress(total.games, games)
     else:
-        pool = multiprocessing.get_context().Pool(workers, initializer=_worker_init)
+        # Objects that exist now are frozen while the workers fork, so the workers' garbage
+        # collector never walks (and copy-on-write copies) the parent's memory.
+        gc.freeze()
+        try:
+            pool = multiprocessing.get_context().Pool(workers, initializer=_worker_init)
+        finally:
+            gc.unfreeze()
         try:
             for part in pool.imap_unordered(_run_chunk, jobs):
                 total.merge(part)
