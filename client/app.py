@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pygame
 
@@ -36,6 +36,9 @@ from mineduel.client.settings import Settings, SettingsStore
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import KeyEvent, PointerEvent, PointerKind, WheelEvent, translate
 from mineduel.client.ui.text import FontBook
+
+if TYPE_CHECKING:
+    from mineduel.client.kiosk import Kiosk, KioskConfig
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
     parser.add_argument("--join", metavar="LINK", default=None,
                         help="open the online screen on an invite link (mineduel://HOST:PORT/join/CODE); nobody is seated until Join")
-    # Room is left for the packaging options (--kiosk, --self-test).
+    parser.add_argument("--kiosk", action="store_true",
+                        help="kiosk mode: full screen, touch-first, players cannot quit, back to the start after idle time (docs/KIOSK.md)")
+    parser.add_argument("--kiosk-config", type=Path, default=None, metavar="PATH",
+                        help="the kiosk settings file (implies --kiosk; default: /etc/mine-duel/kiosk.toml, "
+                             "then kiosk.toml in the system config folder)")
+    parser.add_argument("--kiosk-check", action="store_true",
+                        help="print the kiosk settings in effect and any problems in the file, then exit (1: problems)")
     return parser
 
 
@@ -115,22 +124,38 @@ class App:
         window_flags: int = pygame.RESIZABLE,
         join: str | None = None,
         online_services: Callable[[], Any] | None = None,
+        kiosk: KioskConfig | None = None,
     ) -> None:
+        if kiosk is not None:
+            from mineduel.client import kiosk as kiosk_mode
+
+            kiosk_mode.prepare_sdl()
         pygame.display.init()
         pygame.font.init()
         pygame.display.set_caption("MINE DUEL")
         pygame.display.set_icon(shapes.icon("mine", 64, palette.PRIMARY))
-        window = pygame.display.set_mode(size or default_window_size(), window_flags)
+        if kiosk is None:
+            window = pygame.display.set_mode(size or default_window_size(), window_flags)
+        else:
+            window = kiosk_mode.open_window(kiosk, size)
+            pygame.mouse.set_visible(kiosk.show_cursor)
         self.viewport = Viewport(window)
         self.clock = clock
         if profile_dir is not None:
             config_dir = config_dir or profile_dir
             data_dir = data_dir or profile_dir
         store = SettingsStore(config_dir)
-        settings = store.load()
+        if kiosk is not None:
+            # Every player starts at the language picker; nothing is read from or written to settings.json.
+            settings = Settings(language=kiosk.start_language)
+            if language is not None or join is not None:
+                log.warning("kiosk: --lang and --join are ignored (languages come from the kiosk config)")
+                language = join = None
+        else:
+            settings = store.load()
         if language is not None:
             settings = Settings(language=language)  # chosen on the command line for this run
-        self.translator = Translator(settings.language or DEFAULT_LANGUAGE)
+        self.translator = Translator(settings.language or (kiosk.default_language if kiosk is not None else DEFAULT_LANGUAGE))
         self._dirty: list[pygame.Rect] = []
         self._full = True
         self._running = True
@@ -142,6 +167,13 @@ class App:
         self.last_areas: list[pygame.Rect] | None = None  # what the last drawn frame repainted (None: all)
         records = RecordStore(None if data_dir is None else Path(data_dir) / "records", export_dir)
         self._data_dir = None if data_dir is None else Path(data_dir)
+        self._kiosk_config = kiosk
+        if kiosk is not None:
+            import tempfile
+
+            records = kiosk_mode.record_store(kiosk)
+            # Online sessions and a hosted server's database live only as long as this run.
+            self._data_dir = Path(tempfile.mkdtemp(prefix="mine-duel-kiosk-"))
         self._online: Any = None
         self._online_factory = online_services
         self.ctx = Context(
@@ -158,13 +190,18 @@ class App:
             make_gui=self.gui,
             online_services=self.online_services,
         )
+        if kiosk is not None:
+            self.ctx.quit = lambda: log.info("kiosk: quitting is not offered to players")
+            self.ctx.allowed = kiosk.allowed()
+            self.ctx.languages = kiosk.languages
+        self.kiosk: Kiosk | None = None if kiosk is None else kiosk_mode.Kiosk(kiosk, self.ctx, self.new_player, self.quit)
         self.stack = SceneStack(self.ctx)
-        self.session = CpuSession(self.ctx, seed)
+        self.session = CpuSession(self.ctx, seed, **({} if kiosk is None else {"default_difficulty": kiosk.difficulty}))
         self.game = GameScene(self.ctx, self.session)
         self.viewport.align_tiles(self.game.board.origin)
         from mineduel.client.scenes.online import OnlineScene, pending_resume
 
-        resume = None if join is not None else pending_resume(self._data_dir)
+        resume = None if join is not None or kiosk is not None else pending_resume(self._data_dir)
         if join is not None or resume is not None:
             # An invite link, or a match that was running when the client stopped (O12): the online
             # screen comes first, without the CPU mode's start popups.
@@ -187,6 +224,30 @@ class App:
                 self._online = make_services(reactor, self._data_dir or default_data_dir(), client_name=f"mine-duel/{VERSION}",
                                              clipboard=copy_text)
         return self._online
+
+    def new_player(self) -> None:
+        """Kiosk: forget the last player (match, popups, online session, language) and show the start screen."""
+        config = self._kiosk_config
+        assert config is not None
+        ctx = self.ctx
+        self.stack.close_popup()
+        self.game.detach()  # a finished match's record was saved when it ended; an unfinished one is dropped
+        online = self._online
+        if online is not None:
+            if getattr(online, "host", None) is not None:
+                online.host.stop()  # a server the last player started on this machine
+                online.host = None
+            if getattr(online, "tokens", None) is not None:
+                online.tokens.clear()  # nobody may return to the last player's room
+        ctx.settings = Settings(language=config.start_language)
+        self.translator.set_language(config.default_language)
+        ctx.keyboard = False
+        self.session = CpuSession(ctx, self.session.next_seed, default_difficulty=config.difficulty)
+        self.game = GameScene(ctx, self.session)
+        self.stack.replace(self.game)  # leaving the online screens closes their connections
+        self.viewport.scroll = 0
+        self._drag = None
+        self._full = True
 
     # ----- services for scenes ---------------------------------------------------------------------------
     def invalidate(self, rect: pygame.Rect | None = None) -> None:
@@ -227,6 +288,8 @@ class App:
         dt, self._last_frame = now - self._last_frame, now
         for event in pygame.event.get():
             self.handle_event(event, now)
+        if self.kiosk is not None:
+            self.kiosk.update(now)
         if not self._running:
             return None
         self.stack.update(now)
@@ -251,11 +314,14 @@ class App:
     def render(self, gui_scene: bool = False) -> None:
         canvas = self.viewport.canvas
         full = pygame.Rect((0, 0), LOGICAL_SIZE)
-        if self._full:
+        overlay = self.kiosk is not None and self.kiosk.overlay_visible
+        if self._full or overlay:
             areas = None
             self.stack.draw(canvas, full)
             if gui_scene and self._gui is not None:
                 self._gui.draw_ui(canvas)
+            if overlay:
+                self.kiosk.draw(canvas)  # type: ignore[union-attr]
         else:
             areas = _merge(self._dirty)
             for area in areas:
@@ -272,6 +338,8 @@ class App:
 
     def handle_event(self, event: pygame.event.Event, now: float) -> None:
         etype = event.type
+        if self.kiosk is not None and self.kiosk.filter(event, now):
+            return
         if etype == pygame.QUIT:
             self._running = False
             return
@@ -356,6 +424,10 @@ class App:
         host = getattr(self._online, "host", None)
         if host is not None:
             host.stop()  # the server this client hosted: clients told, database closed
+        if self._kiosk_config is not None and self._data_dir is not None:
+            import shutil
+
+            shutil.rmtree(self._data_dir, ignore_errors=True)
         pygame.display.quit()
 
 
@@ -377,14 +449,24 @@ def _merge(rects: list[pygame.Rect]) -> list[pygame.Rect]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``mine-duel [--size WxH] [--lang CODE] [--seed N] [--profile-dir DIR]``: play against the CPU."""
+    """``mine-duel [--size WxH] [--lang CODE] [--seed N] [--profile-dir DIR] [--kiosk [--kiosk-config PATH]]``."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) == 1 and argv[0].startswith("mineduel://"):
         argv = ["--join", argv[0]]  # opened as a link by the system
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    kiosk_mode = args.kiosk or args.kiosk_config is not None
+    # A kiosk logs what it ignores and why it resets (for the operator's journal).
+    logging.basicConfig(level=logging.INFO if args.verbose or kiosk_mode else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-    app = App(size=args.size, language=args.lang, seed=args.seed, profile_dir=args.profile_dir, join=args.join)
+    kiosk = None
+    if args.kiosk_check or kiosk_mode:
+        from mineduel.client.kiosk import check_main, load_config
+
+        if args.kiosk_check:
+            return check_main(args.kiosk_config)
+        kiosk, _ = load_config(args.kiosk_config)
+    app = App(size=args.size, language=args.lang, seed=args.seed, profile_dir=args.profile_dir, join=args.join, kiosk=kiosk)
     app.frame()  # the first frame before Twisted loads
 
     from twisted.internet import reactor, task
@@ -399,6 +481,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     loop = task.LoopingCall(tick)
     loop.start(ACTIVE_INTERVAL, now=False)
+    if kiosk is not None:
+        # Logged once Twisted's SIGTERM handler is in place: from here on SIGTERM ends the client cleanly.
+        reactor.callWhenRunning(log.info, "kiosk: running; hold %s for %g s to quit (or send SIGTERM)",  # type: ignore[attr-defined]
+                                kiosk.admin_chord, kiosk.admin_hold_seconds)
     try:
         reactor.run()  # type: ignore[attr-defined]
     finally:

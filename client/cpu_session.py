@@ -3,7 +3,8 @@
 Fresh session at launch: no saved language → the language picker first (the board stays
 locked); then the rules + difficulty popup (default normal) with Start, which creates the match.
 A confirmed restart drops the match and everything shown about it, keeps only the language,
-puts the difficulty back to normal and shows the rules + difficulty popup again.
+puts the difficulty back to the default (normal; a kiosk may configure another) and shows the
+rules + difficulty popup again.
 
 Seeds (R4): ``seed`` (``--seed``) makes the first match reproducible and each restart takes the
 next number; without it every match draws a fresh seed. The seed is saved in the record.
@@ -21,10 +22,16 @@ DEFAULT_DIFFICULTY = "normal"
 class CpuSession:
     """Implements :class:`mineduel.client.scenes.game.Session` for play against the CPU."""
 
-    def __init__(self, ctx: Context, seed: int | None = None) -> None:
+    def __init__(self, ctx: Context, seed: int | None = None, *, default_difficulty: str = DEFAULT_DIFFICULTY) -> None:
         self.ctx = ctx
         self._next_seed = seed
         self._difficulty: str | None = None
+        self.default_difficulty = default_difficulty  # preselected in the rules popup (a kiosk may choose another)
+
+    @property
+    def next_seed(self) -> int | None:
+        """The seed the next match will use (``None``: a fresh random one)."""
+        return self._next_seed
 
     @property
     def difficulty(self) -> str | None:
@@ -41,7 +48,7 @@ class CpuSession:
         self._ask_rules(scene)
 
     def _ask_rules(self, scene: GameScene) -> None:
-        self.ctx.stack.open_popup(RulesPopup(self.ctx, on_start=lambda level: self._start(scene, level), difficulty=DEFAULT_DIFFICULTY))
+        self.ctx.stack.open_popup(RulesPopup(self.ctx, on_start=lambda level: self._start(scene, level), difficulty=self.default_difficulty))
 
     def _start(self, scene: GameScene, level: str) -> None:
         seed = self._next_seed

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pygame
 
+from mineduel.client.i18n import LANGUAGES
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind
 from mineduel.client.ui.widgets import WidgetGroup
@@ -36,6 +37,16 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SIZE = (390, 844)
+
+
+@dataclass(frozen=True, slots=True)
+class Allowed:
+    """What players may do here: everything on a personal computer, less on a kiosk (client/kiosk.py)."""
+
+    quit: bool = True  # the menus' Quit game entry
+    online: bool = True  # the menu's Online play entry
+    files: bool = True  # Export record, and the line saying where a record was saved
+    save_settings: bool = True  # a chosen language is remembered between runs (U5)
 
 
 @dataclass(eq=False)
@@ -56,6 +67,8 @@ class Context:
     online_services: Callable[[], Any] | None = None  # the online screens' network services (client/net.py)
     size: tuple[int, int] = SIZE
     keyboard: bool = False  # the last input came from the keyboard: show focus rings
+    allowed: Allowed = Allowed()
+    languages: tuple[str, ...] = LANGUAGES  # what the language pickers offer, in this order
     stack: SceneStack = field(init=False)
 
     def t(self, key: str, **params: object) -> str:
@@ -63,7 +76,8 @@ class Context:
 
     def save_settings(self, settings: Settings) -> None:
         self.settings = settings
-        self.settings_store.save(settings)
+        if self.allowed.save_settings:
+            self.settings_store.save(settings)
 
 
 class Scene:

@@ -295,11 +295,13 @@ class GameScene(Scene):
             MenuItem("menu.rules", "rules", self.open_rules),
             MenuItem("menu.language", "globe", self.open_language),
             MenuItem("action.restart", "restart", self.confirm_restart, enabled=self.controller is not None),
-            MenuItem("menu.online", "online", self.open_online),
         ]
-        if self.ended is not None and self.controller is not None and self.controller.record_text() is not None:
+        if ctx.allowed.online:
+            items.append(MenuItem("menu.online", "online", self.open_online))
+        if self.ended is not None and self.controller is not None and self.controller.record_text() is not None and ctx.allowed.files:
             items.append(MenuItem("action.export_record", "export", self.export_record))
-        items.append(MenuItem("menu.quit", "quit", ctx.quit, danger=True))
+        if ctx.allowed.quit:
+            items.append(MenuItem("menu.quit", "quit", ctx.quit, danger=True))
         ctx.stack.open_popup(MenuPopup(ctx, items))
 
     def open_rules(self) -> None:
@@ -337,7 +339,7 @@ class GameScene(Scene):
         self.viewing_board = False
         popup = ResultPopup(self.ctx, ResultInfo(self.ended, self.controller.seat, self.session.difficulty, self._record_line),
                             on_view_board=self.view_board, on_restart=self.confirm_restart, on_menu=self.open_menu,
-                            on_export=self.export_record if self.controller.record_text() is not None else None)
+                            on_export=self.export_record if self.controller.record_text() is not None and self.ctx.allowed.files else None)
         self.result_popup = popup
         self.ctx.stack.open_popup(popup)
         self._refresh_widgets()
@@ -371,6 +373,8 @@ class GameScene(Scene):
             self.show_result()
 
     def _record_line(self) -> tuple[str, bool]:
+        if not self.ctx.allowed.files:
+            return "", False  # a kiosk: where records go is the operator's business
         t = self.ctx.t
         result, ok_key, fail_key = (self.export_result, "record.exported", "record.export_failed")
         if result is None:

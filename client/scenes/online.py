@@ -27,7 +27,7 @@ from typing import Any
 
 import pygame
 
-from mineduel.client.i18n import LANGUAGES, native_name
+from mineduel.client.i18n import native_name
 from mineduel.client.online_client import Conn, FoundServer, OnlineClient, OnlineServices
 from mineduel.client.scenes.base import Context, Scene
 from mineduel.client.tokens import SavedSession, TokenStore
@@ -305,9 +305,10 @@ class OnlineScene(Scene):
                    radius=12, name="back"),
         ]
         x, gap = LEFT + 54, 5
-        width = (W - LEFT - x - 3 * gap) // 4
+        languages = self.ctx.languages
+        width = (W - LEFT - x - (len(languages) - 1) * gap) // len(languages)
         current = self.ctx.tr.language
-        for code in LANGUAGES:
+        for code in languages:
             buttons.append(Button(pygame.Rect(x, 10, width, 44), (lambda c=code: native_name(c)), (lambda c=code: self.set_language(c)),
                                   style="selected" if code == current else "ghost", text_size=14, radius=12, name=f"lang:{code}"))
             x += width + gap

@@ -160,10 +160,11 @@ class OnlineGameScene(GameScene):
             MenuItem("menu.language", "globe", self.open_language),
             MenuItem("online.resign", "quit", self.confirm_resign, enabled=running, danger=True),
         ]
-        if self.ended is not None and self.controller is not None and self.controller.record_text() is not None:
+        if self.ended is not None and self.controller is not None and self.controller.record_text() is not None and ctx.allowed.files:
             items.append(MenuItem("action.export_record", "export", self.export_record))
         items.append(MenuItem("online.to_lobby", "back", self.leave_match, enabled=not running))
-        items.append(MenuItem("menu.quit", "quit", ctx.quit, danger=True))
+        if ctx.allowed.quit:
+            items.append(MenuItem("menu.quit", "quit", ctx.quit, danger=True))
         ctx.stack.open_popup(MenuPopup(ctx, items))
 
     def open_rules(self) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pygame
 
 from mineduel.client.controller import Ended
-from mineduel.client.i18n import LANGUAGES, native_name, translate
+from mineduel.client.i18n import native_name, translate
 from mineduel.client.scenes.base import Context, Popup
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind, WheelEvent
@@ -48,7 +48,7 @@ class LanguagePopup(Popup):
     def title_lines(self) -> list[str]:
         if self.first_run:
             # Nothing is saved yet: greet in all four languages, each in its own script.
-            return [translate("language.picker_title", code) for code in LANGUAGES]
+            return [translate("language.picker_title", code) for code in self.ctx.languages]
         return [self.ctx.t("language.picker_title")]
 
     def relayout(self) -> None:
@@ -56,11 +56,11 @@ class LanguagePopup(Popup):
         lines = self.title_lines()
         self._header_h = 44 + (len(lines) * 26 if self.first_run else 34)
         hint_h = 0 if self.first_run else paragraph_height(self.ctx.fonts, self.ctx.t("language.picker_hint"), 14, self.card.width - 2 * PAD) + 12
-        height = PAD + self._header_h + len(LANGUAGES) * (56 + 10) + hint_h + (0 if self.first_run else BUTTON_H + 10) + PAD
+        height = PAD + self._header_h + len(self.ctx.languages) * (56 + 10) + hint_h + (0 if self.first_run else BUTTON_H + 10) + PAD
         self.set_card_height(height)
         y = self.card.top + PAD + self._header_h
         buttons = []
-        for code in LANGUAGES:
+        for code in self.ctx.languages:
             selected = code == current
             buttons.append(
                 Button(
@@ -80,7 +80,7 @@ class LanguagePopup(Popup):
             buttons.append(Button(pygame.Rect(self.card.left + PAD, y, self.card.width - 2 * PAD, BUTTON_H), lambda: self.ctx.t("action.close"), self.close, name="close"))
         self.widgets.set(buttons)
         if self.widgets.focus is None:
-            self.widgets.focus_name(f"lang:{current or LANGUAGES[0]}")
+            self.widgets.focus_name(f"lang:{current or self.ctx.languages[0]}")
 
     def choose(self, code: str) -> None:
         self.close()
