@@ -123,7 +123,7 @@ class Player:
     def type_into(self, field, text):
         self.d.click(self.d.to_window(field.rect.center))
         for ch in text:
-            self.d.post(pygame.KEYDOWN, key=0, mod=0, unicode=ch)
+            self.d.post(pygame.TEXTINPUT, text=ch)  # what SDL sends for typed characters
             self.d.frame()
 
     def click_cell(self, cell):

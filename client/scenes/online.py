@@ -32,7 +32,7 @@ from mineduel.client.online_client import Conn, FoundServer, OnlineClient, Onlin
 from mineduel.client.scenes.base import Context, Scene
 from mineduel.client.tokens import SavedSession, TokenStore
 from mineduel.client.ui import palette, shapes
-from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind
+from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind, TextEvent
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
 from mineduel.client.ui.textfield import TextField
 from mineduel.client.ui.widgets import Button, WidgetGroup
@@ -481,13 +481,15 @@ class OnlineScene(Scene):
                 f.handle(event)
                 if was != f.focused:
                     self.ctx.invalidate(f.rect.inflate(12, 12))
-        if isinstance(event, KeyEvent):
+        if isinstance(event, (KeyEvent, TextEvent)):
             focused = next((f for f in self.fields if f.focused), None)
             if focused is not None:
                 used = focused.handle(event)
                 self.ctx.invalidate(focused.rect.inflate(12, 12))
                 if used:
                     return True
+            if isinstance(event, TextEvent):
+                return False
             if event.key == pygame.K_ESCAPE:
                 self.back()
                 return True

@@ -50,7 +50,18 @@ class WheelEvent:
     pos: Point
 
 
-InputEvent = PointerEvent | KeyEvent | WheelEvent
+@dataclass(frozen=True, slots=True)
+class TextEvent:
+    """Typed text (SDL's ``TEXTINPUT``): the only source of characters for text fields.
+
+    A ``KEYDOWN``'s ``unicode`` is filled only when its ``TEXTINPUT`` is already queued, so
+    fast typing (or a program typing) loses characters if fields read it from key events.
+    """
+
+    text: str
+
+
+InputEvent = PointerEvent | KeyEvent | WheelEvent | TextEvent
 
 
 def translate(
@@ -81,6 +92,8 @@ def translate(
         return PointerEvent(kind, pos, touch=True, pressed=kind is not PointerKind.UP)
     if etype == pygame.KEYDOWN:
         return KeyEvent(event.key, event.mod, getattr(event, "unicode", ""))
+    if etype == pygame.TEXTINPUT:
+        return TextEvent(event.text)
     if etype == pygame.MOUSEWHEEL:
         if getattr(event, "touch", False):
             return None

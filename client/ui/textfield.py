@@ -1,6 +1,6 @@
 """A one-line text entry drawn with the game's kit (room codes, ``host:port``, invite links).
 
-Focus by a click or Tab from the screen; type (``KEYDOWN`` carries the character), Backspace
+Focus by a click or Tab from the screen; type (characters come from ``TEXTINPUT``), Backspace
 deletes, Ctrl+V (Cmd+V) pastes, Enter submits, Escape leaves the field. Characters outside
 ``allowed`` are dropped, so a field cannot hold control characters or markup.
 """
@@ -15,7 +15,7 @@ import pygame
 
 from mineduel.client.clipboard import paste_text
 from mineduel.client.ui import palette, shapes
-from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind
+from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind, TextEvent
 from mineduel.client.ui.text import FontBook
 from mineduel.client.ui.widgets import draw_focus
 
@@ -45,6 +45,11 @@ class TextField:
                 self.focused = self.rect.collidepoint(event.pos)
                 return self.focused
             return event.kind is PointerKind.UP and self.rect.collidepoint(event.pos)
+        if isinstance(event, TextEvent):
+            if not self.focused:
+                return False
+            self.set_text(self.text + event.text)
+            return True
         if not isinstance(event, KeyEvent) or not self.focused:
             return False
         key = event.key
@@ -60,9 +65,8 @@ class TextField:
         if key == pygame.K_v and event.mod & (pygame.KMOD_CTRL | pygame.KMOD_META):
             self.set_text(self.text + paste_text().strip())
             return True
-        if event.unicode and event.unicode in self.allowed and len(self.text) < self.max_len:
-            self.text += event.unicode
-            return True
+        # Printable keys are consumed here (their characters arrive as TextEvents), so they do
+        # not also act as game shortcuts while the field has focus.
         return key not in (pygame.K_UP, pygame.K_DOWN)
 
     def draw(self, surface: pygame.Surface, book: FontBook, *, keyboard: bool = False) -> None:
