@@ -591,7 +591,7 @@ class GameScene(Scene):
         # The wordmark: a small mine badge and the title.
         canvas.blit(shapes.circle(32, palette.CARD_RAISED), (14, 15))
         canvas.blit(shapes.icon("mine", 22, palette.PRIMARY), (19, 20))
-        blit_text(canvas, ctx.fonts, ctx.t("app.title"), 21, palette.INK, bold=True, midleft=(54, 31))
+        title = blit_text(canvas, ctx.fonts, ctx.t("app.title"), 21, palette.INK, bold=True, midleft=(54, 31))
         view = self.view()
         pills: list[tuple[str, palette.Color]] = []
         if view is not None:
@@ -603,6 +603,8 @@ class GameScene(Scene):
             size = 13
             w = ctx.fonts.width(text, size, True) + 20
             rect = pygame.Rect(x - w, 18, w, 26)
+            if rect.left < title.right + 6:
+                break  # no room beside the title (long words in some languages): drop the rest
             canvas.blit(shapes.rounded(rect.size, 13, palette.CARD_RAISED, 1, palette.CARD_BORDER), rect)
             blit_text(canvas, ctx.fonts, text, size, color, bold=True, center=rect.center)
             x = rect.left - 6
@@ -659,16 +661,24 @@ class GameScene(Scene):
         canvas.blit(shapes.rounded(rect.size, 16, palette.CARD, 1, palette.CARD_BORDER), rect)
         canvas.blit(shapes.rounded((5, rect.height - 24), 3, accent), (rect.left + 10, rect.top + 12))
         inner = pygame.Rect(rect.left + 26, rect.top + 12, rect.width - 40, rect.height - 20)
-        used = blit_paragraph(canvas, ctx.fonts, self.instruction(), 17, palette.INK, inner, bold=True, max_lines=2)
+        # A two-line instruction (long in some languages) steps down a size, so the line about
+        # what just happened still fits below it: lines are counted from the height left.
+        instruction = self.instruction()
+        wide = len(ctx.fonts.wrap(instruction, 17, inner.width, True)) > 1
+        title_size, gap, sub_size = (15, 3, 13) if wide else (17, 6, 14)
+        used = blit_paragraph(canvas, ctx.fonts, instruction, title_size, palette.INK, inner, bold=True, max_lines=2)
         if line is not None:
             text, is_refusal = line
-            y = inner.top + used + 6
+            y = inner.top + used + gap
             x = inner.left
+            step = ctx.fonts.line_height(sub_size) + 2
+            lines_left = (inner.bottom - y + 2) // step
+            if lines_left <= 0:
+                return
             if is_refusal:
                 canvas.blit(shapes.icon("warning", 16, palette.WARN), (x, y + 2))
                 x += 22
-            lines_left = 2 if used < 30 else 1
-            blit_paragraph(canvas, ctx.fonts, text, 14, palette.WARN if is_refusal else palette.INK_SOFT,
+            blit_paragraph(canvas, ctx.fonts, text, sub_size, palette.WARN if is_refusal else palette.INK_SOFT,
                            pygame.Rect(x, y, inner.right - x, inner.bottom - y), max_lines=lines_left)
 
     def _draw_info(self, canvas: pygame.Surface) -> None:
