@@ -609,12 +609,16 @@ class GameScene(Scene):
             blit_text(canvas, ctx.fonts, text, size, color, bold=True, center=rect.center)
             x = rect.left - 6
 
+    # The opponent's badge and name; the online scene shows a person instead of the CPU chip.
+    OPPONENT_BADGE = "cpu"
+
     def _draw_players(self, canvas: pygame.Surface, now: float) -> None:
+        """Both player cards: badge, name, counts (my mines only to me: V2), whose turn it is."""
         ctx = self.ctx
         view = self.view()
         w = (374 - 10) // 2
         for i, (seat_is_me, name_key, color, badge) in enumerate(
-            ((True, "status.you", palette.ME, "person"), (False, self.opponent_key(), palette.OPP, "cpu"))
+            ((True, "status.you", palette.ME, "person"), (False, self.opponent_key(), palette.OPP, self.OPPONENT_BADGE))
         ):
             rect = pygame.Rect(8 + i * (w + 10), PLAYERS_Y, w, PLAYERS_H)
             active = view is not None and view.outcome is None and (view.to_move == view.seat) == seat_is_me
@@ -623,29 +627,34 @@ class GameScene(Scene):
             badge_rect = pygame.Rect(rect.left + 10, rect.centery - 17, 34, 34)
             canvas.blit(shapes.circle(34, color), badge_rect)
             canvas.blit(shapes.icon(badge, 22, palette.ON_ACCENT), (badge_rect.x + 6, badge_rect.y + 6))
-            name = ctx.t(name_key)
-            blit_text(canvas, ctx.fonts, name, 16, palette.INK, bold=True, midleft=(rect.left + 52, rect.top + 19))
-            if view is None:
-                continue
-            # Counts: markers on the board (both), my mines (me only: V2).
-            y = rect.top + 41
-            x = rect.left + 52
-            markers = view.my_markers if seat_is_me else view.opponent_markers
-            canvas.blit(shapes.icon("flag" if seat_is_me else "flag_opponent", 18, palette.ME_LIGHT if seat_is_me else palette.OPP), (x, y - 9))
-            r = blit_text(canvas, ctx.fonts, str(markers.bit_count()), 14, palette.INK_SOFT, bold=True, midleft=(x + 20, y))
-            if seat_is_me:
-                x = r.right + 12
-                canvas.blit(shapes.icon("mine", 16, palette.ME_LIGHT), (x, y - 8))
-                blit_text(canvas, ctx.fonts, str(view.my_mines.bit_count()), 14, palette.INK_SOFT, bold=True, midleft=(x + 19, y))
-            if active and not seat_is_me and self.controller is not None and self.controller.opponent_to_move:
-                # "Thinking" dots, stepping (not a smooth animation: three redraws a second).
-                lit = self._dots_phase if not self.pauses else -1
-                for k in range(3):
-                    c = color if k == lit else palette.mix(palette.CARD, color, 0.45)
-                    canvas.blit(shapes.circle(8, c), (rect.right - 40 + k * 11, rect.top + 15))
-            if active and seat_is_me:
-                tag = shapes.circle(8, color)
-                canvas.blit(tag, (rect.right - 18, rect.top + 15))
+            blit_text(canvas, ctx.fonts, ctx.t(name_key), 16, palette.INK, bold=True, midleft=(rect.left + 52, rect.top + 19))
+            if view is not None:
+                # Counts: markers on the board (both), my mines (me only: V2).
+                y = rect.top + 41
+                x = rect.left + 52
+                markers = view.my_markers if seat_is_me else view.opponent_markers
+                canvas.blit(shapes.icon("flag" if seat_is_me else "flag_opponent", 18, palette.ME_LIGHT if seat_is_me else palette.OPP), (x, y - 9))
+                r = blit_text(canvas, ctx.fonts, str(markers.bit_count()), 14, palette.INK_SOFT, bold=True, midleft=(x + 20, y))
+                if seat_is_me:
+                    x = r.right + 12
+                    canvas.blit(shapes.icon("mine", 16, palette.ME_LIGHT), (x, y - 8))
+                    blit_text(canvas, ctx.fonts, str(view.my_mines.bit_count()), 14, palette.INK_SOFT, bold=True, midleft=(x + 19, y))
+            self._draw_player_extras(canvas, rect, badge_rect, seat_is_me, active, color)
+
+    def _draw_player_extras(
+        self, canvas: pygame.Surface, rect: pygame.Rect, badge: pygame.Rect, seat_is_me: bool, active: bool, color: palette.Color
+    ) -> None:
+        """CPU mode: the CPU's "thinking" dots, and a dot on my card on my turn."""
+        if self.view() is None:
+            return
+        if active and not seat_is_me and self.controller is not None and self.controller.opponent_to_move:
+            # "Thinking" dots, stepping (not a smooth animation: three redraws a second).
+            lit = self._dots_phase if not self.pauses else -1
+            for k in range(3):
+                c = color if k == lit else palette.mix(palette.CARD, color, 0.45)
+                canvas.blit(shapes.circle(8, c), (rect.right - 40 + k * 11, rect.top + 15))
+        if active and seat_is_me:
+            canvas.blit(shapes.circle(8, color), (rect.right - 18, rect.top + 15))
 
     def _draw_status(self, canvas: pygame.Surface, now: float) -> None:
         ctx = self.ctx

@@ -370,46 +370,32 @@ class OnlineGameScene(GameScene):
         canvas.blit(shapes.rounded(rect.size, 13, palette.CARD_RAISED, 1, palette.CARD_BORDER), rect)
         blit_text(canvas, ctx.fonts, text, size, palette.INK, bold=True, center=rect.center)
 
-    def _draw_players(self, canvas: pygame.Surface, now: float) -> None:
+    OPPONENT_BADGE = "person"
+
+    def opponent_key(self) -> str:
+        return "status.opponent"  # always a person online, even before the match controller exists
+
+    def _draw_player_extras(
+        self, canvas: pygame.Surface, rect: pygame.Rect, badge: pygame.Rect, seat_is_me: bool, active: bool, color: palette.Color
+    ) -> None:
+        """Online: a warning dot on whoever is away, and the deadline's seconds on the seat to move."""
         ctx = self.ctx
-        view = self.view()
+        away = not seat_is_me and self.client.opponent_away_until is not None and self.ended is None
+        offline = seat_is_me and not self.client.connected
+        if away or offline:
+            canvas.blit(shapes.circle(12, palette.WARN), (badge.right - 10, badge.top - 1))
         match = self.match
-        w = (374 - 10) // 2
         seconds = match.seconds_left() if match is not None else None
-        for i, (seat_is_me, name_key, color) in enumerate(((True, "status.you", palette.ME), (False, "status.opponent", palette.OPP))):
-            rect = pygame.Rect(8 + i * (w + 10), PLAYERS_Y, w, PLAYERS_H)
-            active = view is not None and view.outcome is None and (view.to_move == view.seat) == seat_is_me
-            fill = palette.mix(palette.CARD, color, 0.16) if active else palette.CARD
-            canvas.blit(shapes.rounded(rect.size, 16, fill, 2 if active else 1, color if active else palette.CARD_BORDER), rect)
-            badge = pygame.Rect(rect.left + 10, rect.centery - 17, 34, 34)
-            canvas.blit(shapes.circle(34, color), badge)
-            canvas.blit(shapes.icon("person", 22, palette.ON_ACCENT), (badge.x + 6, badge.y + 6))
-            away = not seat_is_me and self.client.opponent_away_until is not None and self.ended is None
-            offline = seat_is_me and not self.client.connected
-            if away or offline:
-                canvas.blit(shapes.circle(12, palette.WARN), (badge.right - 10, badge.top - 1))
-            blit_text(canvas, ctx.fonts, ctx.t(name_key), 16, palette.INK, bold=True, midleft=(rect.left + 52, rect.top + 19))
-            if view is None:
-                continue
-            y = rect.top + 41
-            x = rect.left + 52
-            markers = view.my_markers if seat_is_me else view.opponent_markers
-            canvas.blit(shapes.icon("flag" if seat_is_me else "flag_opponent", 18, palette.ME_LIGHT if seat_is_me else palette.OPP), (x, y - 9))
-            r = blit_text(canvas, ctx.fonts, str(markers.bit_count()), 14, palette.INK_SOFT, bold=True, midleft=(x + 20, y))
-            if seat_is_me:
-                x = r.right + 10
-                canvas.blit(shapes.icon("mine", 16, palette.ME_LIGHT), (x, y - 8))
-                blit_text(canvas, ctx.fonts, str(view.my_mines.bit_count()), 14, palette.INK_SOFT, bold=True, midleft=(x + 19, y))
-            if active and seconds is not None:
-                # U6: seconds left on the current deadline (the server's; display only).
-                secs = math.ceil(seconds)
-                urgent = secs <= 5
-                text = ctx.t("online.seconds", seconds=secs)
-                size = ctx.fonts.fit_size(text, 15, 74, True)
-                pill_w = max(44, ctx.fonts.width(text, size, True) + 14)
-                pill = pygame.Rect(rect.right - 8 - pill_w, rect.bottom - 30, pill_w, 24)
-                canvas.blit(shapes.rounded(pill.size, 12, palette.WARN if urgent else color), pill)
-                blit_text(canvas, ctx.fonts, text, size, palette.ON_ACCENT, bold=True, center=pill.center)
+        if active and seconds is not None:
+            # U6: seconds left on the current deadline (the server's; display only).
+            secs = math.ceil(seconds)
+            urgent = secs <= 5
+            text = ctx.t("online.seconds", seconds=secs)
+            size = ctx.fonts.fit_size(text, 15, 74, True)
+            pill_w = max(44, ctx.fonts.width(text, size, True) + 14)
+            pill = pygame.Rect(rect.right - 8 - pill_w, rect.bottom - 30, pill_w, 24)
+            canvas.blit(shapes.rounded(pill.size, 12, palette.WARN if urgent else color), pill)
+            blit_text(canvas, ctx.fonts, text, size, palette.ON_ACCENT, bold=True, center=pill.center)
 
     def _banner(self) -> tuple[str, palette.Color] | None:
         t = self.ctx.t
