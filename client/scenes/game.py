@@ -392,6 +392,12 @@ class GameScene(Scene):
             self._shake_at = self.ctx.clock()
         self.ctx.invalidate(STATUS.inflate(16, 4))
 
+    # How the status line names each applied action, and who the other seat is in event keys.
+    EVENT_VERBS: dict[ActionType, str] = {ActionType.EXPLORE: "explored", ActionType.PLANT: "planted",
+                                          ActionType.FLAG: "flagged", ActionType.UNFLAG: "unflagged",
+                                          ActionType.END_TURN: "ended"}
+    OPPONENT_EVENT_PREFIX = "cpu"
+
     def _drain(self) -> None:
         controller = self.controller
         if controller is None:
@@ -405,22 +411,32 @@ class GameScene(Scene):
             if isinstance(event, Refused):
                 self._say(f"refusal.{event.refusal}", {}, "refusal")
             elif isinstance(event, Applied):
-                who = "you" if event.seat == me else "cpu"
-                verb = {ActionType.EXPLORE: "explored", ActionType.PLANT: "planted", ActionType.FLAG: "flagged",
-                        ActionType.UNFLAG: "unflagged", ActionType.END_TURN: "ended"}.get(event.kind)
-                if verb is not None:
-                    params: dict[str, object] = {} if event.cell is None else {"cell": event.cell}
-                    self._say(f"event.{who}_{verb}", params, "event")
-                if event.seat != me and event.cell is not None:
-                    self.board.set_highlight(event.cell, now)
+                self._on_applied(event, me, now)
             elif isinstance(event, Ended):
-                self.ended = event
-                self.board.set_ko(event.ko_cell)
-                self._say(self._ending_key(event), {}, "event")
-                self._save_record()
-                self._result_due = now + RESULT_DELAY
+                self._on_ended(event, now)
         self.board.set_view(controller.view(), now)
         self._sync(now)
+
+    def _event_verb(self, event: Applied) -> str | None:
+        return self.EVENT_VERBS.get(event.kind)
+
+    def _on_applied(self, event: Applied, me: int, now: float) -> None:
+        """Say what happened (``event.<who>_<verb>``) and highlight the other seat's cell."""
+        verb = self._event_verb(event)
+        if verb is not None:
+            who = "you" if event.seat == me else self.OPPONENT_EVENT_PREFIX
+            params: dict[str, object] = {} if event.cell is None else {"cell": event.cell}
+            self._say(f"event.{who}_{verb}", params, "event")
+        if event.seat != me and event.cell is not None:
+            self.board.set_highlight(event.cell, now)
+
+    def _on_ended(self, event: Ended, now: float) -> None:
+        """The end (C4, E1): fixed once; the record is saved and the result shown shortly after."""
+        self.ended = event
+        self.board.set_ko(event.ko_cell)
+        self._say(self._ending_key(event), {}, "event")
+        self._save_record()
+        self._result_due = now + RESULT_DELAY
 
     def _ending_key(self, ended: Ended) -> str:
         """The status line's account of the end: who stepped on whose mine, or which draw."""

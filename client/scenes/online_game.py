@@ -26,11 +26,11 @@ from typing import Any
 
 import pygame
 
-from mineduel.client.controller import Applied, Ended, Refused
+from mineduel.client.controller import Applied, Ended
 from mineduel.client.online_client import Conn, OnlineClient, error_key
 from mineduel.client.online_match import OnlineMatch
 from mineduel.client.scenes.base import Context, Popup
-from mineduel.client.scenes.game import BOARD_TOP, END_TURN, HEADER, INFO_Y, PLAYERS_H, PLAYERS_Y, RESULT_DELAY, STATUS, GameScene
+from mineduel.client.scenes.game import BOARD_TOP, END_TURN, HEADER, INFO_Y, PLAYERS_H, PLAYERS_Y, STATUS, GameScene
 from mineduel.client.scenes.popups import PAD, ConfirmPopup, MenuItem, MenuPopup, RulesPopup
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent
@@ -264,39 +264,22 @@ class OnlineGameScene(GameScene):
             return t(f"online.opponent_phase.{view.phase.value}")
         return super().instruction()
 
-    def _drain(self) -> None:
-        controller = self.controller
-        if controller is None:
-            return
-        events = controller.poll()
-        if not events:
-            return
-        now = self.ctx.clock()
-        me = controller.seat
-        verbs = {ActionType.EXPLORE: "explored", ActionType.PLANT: "planted", ActionType.FLAG: "flagged",
-                 ActionType.UNFLAG: "unflagged", ActionType.END_TURN: "ended", ActionType.TIMEOUT: "timeout"}
-        for event in events:
-            if isinstance(event, Refused):
-                self._say(f"refusal.{event.refusal}", {}, "refusal")
-            elif isinstance(event, Applied):
-                who = "you" if event.seat == me else "opponent"
-                verb = verbs.get(event.kind)
-                if verb is not None:
-                    if verb in ("explored", "planted") and self._timeout_seat == event.seat:
-                        verb = f"auto_{verb}"  # O4: the server acted for a seat whose opening step ran out
-                    params: dict[str, object] = {} if event.cell is None else {"cell": event.cell}
-                    self._say(f"event.{who}_{verb}", params, "event")
-                self._timeout_seat = event.seat if event.kind is ActionType.TIMEOUT else None
-                if event.seat != me and event.cell is not None:
-                    self.board.set_highlight(event.cell, now)
-            elif isinstance(event, Ended):
-                self.ended = event
-                self.board.set_ko(event.ko_cell)
-                self.message = None
-                self._save_record()
-                self._result_due = now + RESULT_DELAY
-        self.board.set_view(controller.view(), now)
-        self._sync(now)
+    EVENT_VERBS = {**GameScene.EVENT_VERBS, ActionType.TIMEOUT: "timeout"}
+    OPPONENT_EVENT_PREFIX = "opponent"
+
+    def _event_verb(self, event: Applied) -> str | None:
+        verb = super()._event_verb(event)
+        if verb in ("explored", "planted") and self._timeout_seat == event.seat:
+            verb = f"auto_{verb}"  # O4: the server acted for a seat whose opening step ran out
+        return verb
+
+    def _on_applied(self, event: Applied, me: int, now: float) -> None:
+        super()._on_applied(event, me, now)
+        self._timeout_seat = event.seat if event.kind is ActionType.TIMEOUT else None
+
+    def _on_ended(self, event: Ended, now: float) -> None:
+        super()._on_ended(event, now)
+        self.message = None  # the result line above the board says it all online
 
     # ----- the frame -----------------------------------------------------------------------------------------------
     def update(self, now: float) -> None:
