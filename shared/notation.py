@@ -47,7 +47,7 @@ def from_ascii(
     for cell, token in enumerate(tokens):
         if len(token) != 2:
             raise ValueError(f"cell {divmod(cell, COLS)}: token {token!r} is not two characters")
-        head, tail = token
+        head, tail = token[0], token[1]
         b = 1 << cell
         if head in "ox":
             state.revealed |= b

@@ -19,7 +19,9 @@ from typing import Any
 
 from mineduel.shared.bitboard import CELLS, COLS, ROWS
 from mineduel.shared.engine import FinalReveal, Outcome, Phase, SeatView, Variant
+from mineduel.shared.record import is_int
 
+_orjson: Any
 try:  # orjson is a runtime dependency of the project; the fallback keeps clients stdlib-only.
     import orjson as _orjson
 except ImportError:  # pragma: no cover - exercised only where orjson is missing
@@ -79,7 +81,8 @@ class ProtocolError(ValueError):
 def encode(message: Mapping[str, Any]) -> bytes:
     """One message as a ``\\n``-terminated UTF-8 JSON line."""
     if _orjson is not None:
-        return _orjson.dumps(message) + b"\n"
+        line: bytes = _orjson.dumps(message)
+        return line + b"\n"
     return (_json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
 
 
@@ -213,10 +216,6 @@ _MATCH_ID = re.compile(r"[0-9a-f]{16}")
 _NAME_MAX = 32
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def bad(message: str) -> ProtocolError:
     return ProtocolError(ErrorCode.BAD_REQUEST, message)
 
@@ -228,7 +227,7 @@ def request_id(msg: Mapping[str, Any]) -> str | int | None:
         return None
     if isinstance(rid, str) and len(rid) <= 64:
         return rid
-    if _is_int(rid) and -(2**53) < rid < 2**53:
+    if is_int(rid) and -(2**53) < rid < 2**53:
         return rid
     raise bad("'id' must be a string of at most 64 characters or an integer")
 
@@ -277,9 +276,9 @@ def match_id(value: Any, field: str = "match_id") -> str:
 def cell(msg: Mapping[str, Any]) -> int:
     """``cell`` as ``[row, col]`` (0-based, B1) → the cell index ``row*8+col``."""
     value = msg.get("cell")
-    if not (isinstance(value, list) and len(value) == 2 and all(_is_int(v) for v in value)):
+    if not (isinstance(value, list) and len(value) == 2 and all(is_int(v) for v in value)):
         raise bad("'cell' must be [row, col] with integers 0-7")
-    row, col = value
+    row, col = int(value[0]), int(value[1])
     if not (0 <= row < ROWS and 0 <= col < COLS):
         raise bad(f"'cell' {value} is off the 8x8 board")
     return row * COLS + col
@@ -289,7 +288,7 @@ def optional_seq(msg: Mapping[str, Any]) -> int | None:
     seq = msg.get("seq")
     if seq is None:
         return None
-    if not _is_int(seq) or seq < 0:
+    if not is_int(seq) or seq < 0:
         raise bad("'seq' must be a non-negative integer")
     return seq
 

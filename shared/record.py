@@ -10,7 +10,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from mineduel.shared.bitboard import COLS, ROWS
 from mineduel.shared.engine import CELL_ACTIONS, Action, ActionType, GameState, Variant
@@ -76,7 +76,7 @@ def from_json(data: Any) -> Record:
     return Record(Variant(variant_name), tuple(actions), rest, tuple(extras))
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -85,17 +85,17 @@ def _action(index: int, raw: Any) -> Action:
     if not isinstance(raw, dict):
         raise InvalidRecord(f"{where} is not an object")
     seat = raw.get("seat")
-    if not _is_int(seat) or seat not in (0, 1):
+    if not is_int(seat) or seat not in (0, 1):
         raise InvalidRecord(f"{where}: 'seat' is {seat!r}, expected the integer 0 or 1")
     kind_name = raw.get("type")
     try:
-        kind = ActionType(kind_name)
+        kind = ActionType(str(kind_name))
     except ValueError:
         raise InvalidRecord(f"{where}: unknown 'type' {kind_name!r}") from None
     if kind not in CELL_ACTIONS:
         return Action(seat, kind)
     cell = raw.get("cell")
-    if not (isinstance(cell, list) and len(cell) == 2 and all(_is_int(v) for v in cell)):
+    if not (isinstance(cell, list) and len(cell) == 2 and all(is_int(v) for v in cell)):
         raise InvalidRecord(f"{where}: '{kind}' needs 'cell' as [row, col] integers, got {cell!r}")
     row, col = cell
     if not (0 <= row < ROWS and 0 <= col < COLS):

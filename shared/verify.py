@@ -30,7 +30,7 @@ from typing import Any
 
 from mineduel.shared import fairness
 from mineduel.shared.engine import ActionType, GameState, Phase, Variant
-from mineduel.shared.record import InvalidRecord, Record, from_json, result_json
+from mineduel.shared.record import is_int, InvalidRecord, Record, from_json, result_json
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -119,10 +119,6 @@ def _need(cond: bool, message: str) -> None:
         raise _Invalid(message)
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _parse(data: Any) -> tuple[Record, Mapping[str, Any], dict[str, Any]]:
     if isinstance(data, (str, bytes, bytearray)):
         try:
@@ -143,10 +139,10 @@ def _parse(data: Any) -> tuple[Record, Mapping[str, Any], dict[str, Any]]:
     seeds = fair.get("client_seeds")
     _need(isinstance(seeds, list) and len(seeds) in (1, 2) and all(isinstance(s, str) for s in seeds),
           "fairness.client_seeds must be a list of one or two strings")
-    _need(_is_int(fair.get("nonce")) or isinstance(fair.get("nonce"), str), "fairness.nonce must be an integer or string")
+    _need(is_int(fair.get("nonce")) or isinstance(fair.get("nonce"), str), "fairness.nonce must be an integer or string")
     _need(fair.get("first_player") in ("draw", "swap"), "fairness.first_player must be 'draw' or 'swap'")
     order = fair.get("join_order")
-    _need(isinstance(order, list) and sorted(order) == [0, 1] and all(_is_int(s) for s in order),
+    _need(isinstance(order, list) and sorted(order) == [0, 1] and all(is_int(s) for s in order),
           "fairness.join_order must be [0, 1] or [1, 0]")
     for key in ("salts", "mine_commitments"):
         values = fair.get(key)
@@ -231,7 +227,7 @@ def verify_record(data: Any) -> VerifyReport:
     else:
         checks.append(Check("actions", False, refused))
     used = fair.get("stream_used")
-    if auto_problem is None and _is_int(used) and used != stream.consumed:
+    if auto_problem is None and is_int(used) and used != stream.consumed:
         auto_problem = f"the server read {used} stream values, the replay reads {stream.consumed}"
     if auto_problem is not None:
         checks.append(Check("auto_moves", False, auto_problem))
