@@ -19,6 +19,7 @@ had left when the server went down (within the 1 s write interval).
 from __future__ import annotations
 
 import copy
+import gc
 import hashlib
 import hmac
 import time
@@ -748,20 +749,34 @@ class Rooms:
         queue = deque(codes)
         done: Deferred[int] = Deferred()
         count = [0]
+        # Restored rooms are long-lived and make no reference cycles, yet each one adds to the
+        # heap a full collection must walk: measured, those collections were the restore's
+        # longest stalls (benchmarks/bench_server.py --mode restore). So no automatic collection
+        # while restoring, and the restored heap is frozen out of later full collections.
+        collecting = gc.isenabled()
+        gc.disable()
 
         def step() -> None:
             started = time.perf_counter()
             write = Write()
-            while queue and time.perf_counter() - started < self.config.restore_slice:
-                code = queue.popleft()
-                if code in self._pending:
-                    self._restore_room(code, write)
-                    count[0] += 1
-            if write:
-                self._commit_write(write)
+            try:
+                while queue and time.perf_counter() - started < self.config.restore_slice:
+                    code = queue.popleft()
+                    if code in self._pending:
+                        self._restore_room(code, write)
+                        count[0] += 1
+                if write:
+                    self._commit_write(write)
+            except BaseException:
+                if collecting:
+                    gc.enable()  # a failed restore must not leave the process without collection
+                raise
             if queue:
                 self.clock.callLater(0, step)
             else:
+                gc.freeze()
+                if collecting:
+                    gc.enable()
                 log.info("restore_done rooms={count}", count=count[0])
                 done.callback(count[0])
 

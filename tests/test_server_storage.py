@@ -150,3 +150,24 @@ def test_server_clock_resumes_where_it_stopped():
     clock.advance(START + 10_000)
     h2 = Harness(storage=storage, clock=clock)
     assert h2.rooms.now() == START + 10
+
+
+def test_restore_pauses_automatic_collection_and_restores_it_at_the_end():
+    """Restore: no collector pause during the sliced restore (measured as its longest stall); collection is on again after."""
+    storage = MemoryStorage()
+    h = Harness(storage=storage)
+    for _ in range(5):
+        h.start()
+    clock = Clock()
+    clock.advance(h.clock.seconds() + 5)
+    h2 = Harness(seed=6, storage=storage, clock=clock, restore_slice=0.0005)
+    assert gc.isenabled()
+    done = h2.rooms.restore_all()
+    during = []
+    while not done.called:
+        call = clock.calls.pop(0)
+        call.func(*call.args, **call.kw)
+        during.append(gc.isenabled())
+    gc.unfreeze()  # give the frozen objects back to later tests' collections
+    assert len(h2.rooms.rooms) == 5
+    assert during[:-1] == [False] * (len(during) - 1) and gc.isenabled()
