@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from mineduel.shared.engine import (
     Action,
-    ActionType,
     GameState,
     Phase,
     Reason,
@@ -13,18 +12,10 @@ from mineduel.shared.engine import (
     Variant,
 )
 from mineduel.shared.notation import from_ascii
+from rule_helpers import act, at
 
 VARIANTS = [Variant.CPU, Variant.ONLINE]
 NORMAL = [Phase.EXPLORE, Phase.PLANT, Phase.END_WAIT]
-
-
-def at(row: int, col: int) -> int:
-    return row * 8 + col
-
-
-def act(seat: int, kind: str, row: int | None = None, col: int | None = None) -> Action:
-    cell = None if row is None or col is None else at(row, col)
-    return Action(seat, ActionType(kind), cell)
 
 
 # Row 0 holds one of everything; the rest is empty except mines far away, so no check ends anything.

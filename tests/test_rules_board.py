@@ -22,10 +22,7 @@ from mineduel.shared.engine import (
 )
 from mineduel.shared.notation import from_ascii, to_ascii
 from mineduel.shared.record import cells_json
-
-
-def at(row: int, col: int) -> int:
-    return row * 8 + col
+from rule_helpers import at
 
 
 def explore(seat: int, row: int, col: int) -> Action:

@@ -17,15 +17,7 @@ from mineduel.shared.engine import (
     Variant,
 )
 from mineduel.shared.notation import from_ascii
-
-
-def at(row: int, col: int) -> int:
-    return row * 8 + col
-
-
-def act(seat: int, kind: str, row: int | None = None, col: int | None = None) -> Action:
-    cell = None if row is None or col is None else at(row, col)
-    return Action(seat, ActionType(kind), cell)
+from rule_helpers import act, at
 
 
 def endgame(

@@ -19,17 +19,9 @@ from mineduel.shared.engine import (
     Variant,
 )
 from mineduel.shared.notation import from_ascii
+from rule_helpers import act, at
 
 ONLINE = Variant.ONLINE
-
-
-def at(row: int, col: int) -> int:
-    return row * 8 + col
-
-
-def act(seat: int, kind: str, row: int | None = None, col: int | None = None) -> Action:
-    cell = None if row is None or col is None else at(row, col)
-    return Action(seat, ActionType(kind), cell)
 
 
 def endgame(
