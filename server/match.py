@@ -8,12 +8,23 @@ what they do. Every accepted step becomes a record action (RECORD.md); plants ar
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from mineduel.shared import fairness
-from mineduel.shared.engine import Action, ActionType, GameState, Phase, Refusal, Variant
+from mineduel.shared.bitboard import CELLS, COLS
+from mineduel.shared.engine import (
+    Action,
+    ActionType,
+    GameState,
+    Phase,
+    Refusal,
+    Variant,
+)
 from mineduel.shared.record import FORMAT, action_json, result_json
 
 RandBytes = Callable[[int], bytes]
@@ -25,6 +36,190 @@ FAIRNESS_VERSION = 1
 def draw_first(stream: fairness.FairStream) -> int:
     """O3/R2: index into the seats in join order of the seat that moves first."""
     return stream.pick(2)
+
+
+# ----- the packed history -------------------------------------------------------------------
+_KINDS: tuple[ActionType, ...] = tuple(ActionType)
+_KIND_NAMES: tuple[str, ...] = tuple(str(kind) for kind in _KINDS)  # shared by every entry built
+_KIND_INDEX: dict[ActionType, int] = {kind: index for index, kind in enumerate(_KINDS)}
+_PLANT = _KIND_INDEX[ActionType.PLANT]
+_SEAT1 = 0x40  # code bits: kind index in the low bits, then seat 1, then auto
+_AUTO = 0x80
+_KIND_MASK = 0x3F
+_ODD = 0xFF  # code of an entry kept verbatim (see MatchHistory.restore)
+_NO_CELL = 0xFF
+_HASH = 32  # bytes of a SHA3-256 digest: a mine commitment or a transcript hash
+_PLANT_BYTES = 2 * _HASH + fairness.SALT_BYTES
+assert len(_KINDS) <= _KIND_MASK
+
+
+def _identical(a: Any, b: Any) -> bool:
+    """Equal *and* the same JSON: same types (1 is not 1.0 nor True) and the same key order."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_identical(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+class MatchHistory(Sequence[dict[str, Any]]):
+    """A match's record actions, packed: about 10 bytes per action plus 84 per plant.
+
+    A room keeps its whole history in memory for as long as it lives, and the list of dicts it
+    replaces cost ~420 bytes per action (a dict, a ``[row, col]`` list, a float and two hex
+    strings per plant): most of a room. Each action is now two bytes (kind, seat and auto flag;
+    cell) and one double (``at``); each plant adds its commitment, the transcript hash after it
+    and its salt as raw bytes, in one ``bytearray``. Item ``i`` is built on access as a new dict,
+    exactly the entry ``action_json`` + ``at``/``auto``/``commitment``/``transcript`` gave
+    (same keys, order, types and values). An entry that would not come back identical (an int
+    ``at``, a stored entry with other keys or values) is kept verbatim instead, so nothing that
+    leaves the server can change. Read-only for callers: only :class:`LiveMatch` appends.
+    """
+
+    __slots__ = ("_at", "_codes", "_odd", "_odd_salts", "_plant_seq", "_plants")
+
+    def __init__(self) -> None:
+        self._codes = bytearray()  # two bytes per action: kind | seat | auto, then cell or _NO_CELL
+        self._at = array("d")  # per action, its ``at`` (a float round-trips a double exactly)
+        self._plant_seq = array("I")  # per plant (in order), the index of its action
+        self._plants = bytearray()  # per plant: commitment, transcript after it, salt
+        self._odd: dict[int, dict[str, Any]] | None = None  # action index -> verbatim entry
+        self._odd_salts: dict[int, str] | None = None  # plant number -> salt not SALT_BYTES long
+
+    # ----- reading ------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._at)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        n = len(self._at)
+        if isinstance(index, slice):
+            return [self._entry(i) for i in range(*index.indices(n))]
+        i = index + n if index < 0 else index
+        if not 0 <= i < n:
+            raise IndexError("match history index out of range")
+        return self._entry(i)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for i in range(len(self._at)):
+            yield self._entry(i)
+
+    def _entry(self, i: int) -> dict[str, Any]:
+        code = self._codes[2 * i]
+        if code == _ODD:
+            assert self._odd is not None
+            return copy.deepcopy(self._odd[i])
+        kind = code & _KIND_MASK
+        entry: dict[str, Any] = {"seat": 1 if code & _SEAT1 else 0, "type": _KIND_NAMES[kind]}
+        cell = self._codes[2 * i + 1]
+        if cell != _NO_CELL:
+            entry["cell"] = [cell // COLS, cell % COLS]
+        entry["at"] = self._at[i]
+        if code & _AUTO:
+            entry["auto"] = True
+        if kind == _PLANT:
+            start = _PLANT_BYTES * bisect_left(self._plant_seq, i)
+            entry["commitment"] = self._plants[start : start + _HASH].hex()
+            entry["transcript"] = self._plants[start + _HASH : start + 2 * _HASH].hex()
+        return entry
+
+    @property
+    def plants(self) -> int:
+        """Number of plants so far (each has a salt and a commitment)."""
+        return len(self._plant_seq)
+
+    def __repr__(self) -> str:
+        return f"MatchHistory({len(self)} actions, {self.plants} plants)"
+
+    def commitments(self) -> list[str]:
+        """R3b mine commitments in plant order, as hex."""
+        data = self._plants
+        return [data[s : s + _HASH].hex() for s in range(0, len(data), _PLANT_BYTES)]
+
+    def salts(self) -> list[str]:
+        """The plants' secret salts in plant order, as hex."""
+        data, odd = self._plants, self._odd_salts or {}
+        return [
+            odd[k] if k in odd else data[s - fairness.SALT_BYTES : s].hex()
+            for k, s in enumerate(range(_PLANT_BYTES, len(data) + 1, _PLANT_BYTES))
+        ]
+
+    # ----- writing (LiveMatch only) -----------------------------------------------------------
+    def add(
+        self, action: Action, at: float, auto: bool, plant: tuple[str, str, str] | None
+    ) -> dict[str, Any]:
+        """Record one accepted action; ``plant`` is (salt, commitment, transcript) as hex.
+
+        Returns its entry, as item ``-1`` will give it."""
+        i = len(self._at)
+        kind, seat, cell = action.type, action.seat, action.cell
+        packable = (
+            type(at) is float
+            and type(seat) is int
+            and seat in (0, 1)
+            and (cell is None or (type(cell) is int and 0 <= cell < CELLS))
+            and kind in _KIND_INDEX
+            and (plant is not None) == (kind is ActionType.PLANT)
+        )
+        if plant is not None:
+            salt, commitment, transcript = plant
+            raw_salt = bytes.fromhex(salt)
+            if len(raw_salt) != fairness.SALT_BYTES:  # only from a stored blob (new_salt makes 16)
+                self._odd_salts = self._odd_salts or {}
+                self._odd_salts[len(self._plant_seq)] = salt
+                raw_salt = bytes(fairness.SALT_BYTES)
+            self._plant_seq.append(i)
+            self._plants += bytes.fromhex(commitment) + bytes.fromhex(transcript) + raw_salt
+        if packable:
+            code = _KIND_INDEX[kind] | (_SEAT1 if seat else 0) | (_AUTO if auto else 0)
+            self._codes += bytes((code, _NO_CELL if cell is None else cell))
+            self._at.append(at)
+            return self._entry(i)
+        entry = action_json(action, at=at)
+        if auto:
+            entry["auto"] = True
+        if plant is not None:
+            entry["commitment"], entry["transcript"] = plant[1], plant[2]
+        self._verbatim(i, entry)
+        return copy.deepcopy(entry)
+
+    def restore(
+        self, action: Action, stored: dict[str, Any], plant: tuple[str, str, str] | None
+    ) -> None:
+        """Append a stored entry (``from_blob``): packed if it comes back identical, else verbatim."""
+        i = len(self._at)
+        self.add(action, stored.get("at"), stored.get("auto") is True, plant)  # type: ignore[arg-type]
+        if not _identical(self._entry(i), stored):
+            self._verbatim(i, copy.deepcopy(stored))
+
+    def _verbatim(self, i: int, entry: dict[str, Any]) -> None:
+        """Keep action ``i`` (the next one, or one just appended) as this very dict."""
+        if i == len(self._at):
+            self._codes += bytes((_ODD, _NO_CELL))
+            self._at.append(0.0)
+        else:
+            self._codes[2 * i] = _ODD
+        if self._odd is None:
+            self._odd = {}
+        self._odd[i] = entry
+
+    def truncate(self, actions: int, plants: int) -> None:
+        """Forget everything after the first ``actions`` actions and ``plants`` plants (rollback)."""
+        del self._codes[2 * actions :]
+        del self._at[actions:]
+        del self._plant_seq[plants:]
+        del self._plants[_PLANT_BYTES * plants :]
+        if self._odd:
+            self._odd = {i: e for i, e in self._odd.items() if i < actions} or None
+        if self._odd_salts:
+            self._odd_salts = {k: s for k, s in self._odd_salts.items() if k < plants} or None
 
 
 @dataclass
@@ -43,9 +238,7 @@ class LiveMatch:
     turn_seconds: float
     names: tuple[str, str] = ("", "")  # by record seat
     state: GameState = field(default_factory=lambda: GameState(Variant.ONLINE))
-    actions: list[dict[str, Any]] = field(default_factory=list)
-    salts: list[str] = field(default_factory=list)
-    commitments: list[str] = field(default_factory=list)
+    history: MatchHistory = field(default_factory=MatchHistory)  # the record actions, packed
     transcript: str = ""
     deadline: float | None = None
     ended: float | None = None
@@ -73,7 +266,22 @@ class LiveMatch:
     @property
     def seq(self) -> int:
         """Number of record actions so far; the next action's index."""
-        return len(self.actions)
+        return len(self.history)
+
+    @property
+    def actions(self) -> list[dict[str, Any]]:
+        """The record actions as a new list of new dicts (``history[i]`` builds just one)."""
+        return list(self.history)
+
+    @property
+    def salts(self) -> list[str]:
+        """The plants' secret salts (hex), in plant order; revealed only after the end."""
+        return self.history.salts()
+
+    @property
+    def commitments(self) -> list[str]:
+        """R3b mine commitments (hex), in plant order."""
+        return self.history.commitments()
 
     def record_seat(self, sid: int) -> int:
         return self.players.index(sid)
@@ -128,19 +336,14 @@ class LiveMatch:
         refusal = self.state.apply(action)
         if refusal is not None:
             return refusal
-        entry = action_json(action, at=round(at, 3))
-        if auto:
-            entry["auto"] = True
+        plant = None
         if action.type is ActionType.PLANT:
             assert action.cell is not None
             salt = fairness.new_salt(randbytes)
             commitment = fairness.mine_commitment(salt, self.id, self.seq, action.seat, action.cell)
-            self.salts.append(salt)
-            self.commitments.append(commitment)
             self.transcript = fairness.chain(self.transcript, commitment)
-            entry["commitment"] = commitment
-            entry["transcript"] = self.transcript
-        self.actions.append(entry)
+            plant = (salt, commitment, self.transcript)
+        entry = self.history.add(action, round(at, 3), auto, plant)
         after = (self.state.phase, self.state.to_move, self.state.turn)
         if self.state.over:
             self.deadline = None
@@ -167,15 +370,15 @@ class LiveMatch:
     def _must(self, action: Action, at: float, randbytes: RandBytes, auto: bool) -> list[dict[str, Any]]:
         result = self.apply(action, at=at, randbytes=randbytes, auto=auto)
         if isinstance(result, Refusal):  # pragma: no cover - a server bug, never a user error
-            raise AssertionError(f"server action {action} refused: {result}")
+            raise AssertionError(f"server action {action} refused: {result}")  # noqa: TRY004 - a bug, not bad input
         return result
 
     # ----- rollback ------------------------------------------------------------------------
     def checkpoint(self) -> tuple[Any, ...]:
         return (
             self.state.copy(),
-            len(self.actions),
-            len(self.salts),
+            len(self.history),
+            self.history.plants,
             self.transcript,
             self.deadline,
             self.ended,
@@ -186,9 +389,7 @@ class LiveMatch:
     def rollback(self, cp: tuple[Any, ...]) -> None:
         state, n_actions, n_salts, self.transcript, self.deadline, self.ended, self.ended_wall, used = cp
         self.state = state
-        del self.actions[n_actions:]
-        del self.salts[n_salts:]
-        del self.commitments[n_salts:]
+        self.history.truncate(n_actions, n_salts)
         self.stream = advanced_stream(self.signature, used)
 
     # ----- the record ------------------------------------------------------------------------
@@ -201,13 +402,13 @@ class LiveMatch:
             "nonce": self.number,
             "first_player": self.first_rule,
             "join_order": list(self.join_order),
-            "mine_commitments": list(self.commitments),
+            "mine_commitments": self.commitments,
             "transcript": self.transcript,
         }
         if reveal:
             out["server_seed"] = self.server_seed
             out["signature"] = self.signature
-            out["salts"] = list(self.salts)
+            out["salts"] = self.salts
             out["stream_used"] = self.stream.consumed
         return out
 
@@ -222,7 +423,7 @@ class LiveMatch:
             "match_id": self.id,
             "room": room,
             "players": [{"seat": s, "name": self.names[s]} for s in (0, 1)],
-            "actions": [{k: v for k, v in a.items() if k not in ("commitment", "transcript")} for a in self.actions],
+            "actions": [{k: v for k, v in a.items() if k not in ("commitment", "transcript")} for a in self.history],
             "fairness": self.fairness_json(reveal=True),
             "times": {
                 "started": round(self.started_wall, 3),
@@ -250,7 +451,7 @@ class LiveMatch:
             "started_wall": self.started_wall,
             "turn_seconds": self.turn_seconds,
             "names": list(self.names),
-            "salts": list(self.salts),
+            "salts": self.salts,
             "deadline": self.deadline,
             "ended": self.ended,
             "ended_wall": self.ended_wall,
@@ -280,15 +481,14 @@ class LiveMatch:
         for index, action in enumerate(record.actions):
             if match.state.apply(action) is not None:
                 raise ValueError(f"stored match {match.id}: action {index} is refused on replay")
-            entry = dict(actions[index])
+            plant = None
             if action.type is ActionType.PLANT:
-                salt = salts[len(match.salts)]
+                salt = salts[match.history.plants]
                 assert action.cell is not None
                 commitment = fairness.mine_commitment(salt, match.id, index, action.seat, action.cell)
-                match.salts.append(salt)
-                match.commitments.append(commitment)
                 match.transcript = fairness.chain(match.transcript, commitment)
-            match.actions.append(entry)
+                plant = (salt, commitment, match.transcript)
+            match.history.restore(action, actions[index], plant)
         match.deadline = blob["deadline"]
         match.ended = blob["ended"]
         match.ended_wall = blob.get("ended_wall")
