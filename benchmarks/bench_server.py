@@ -39,7 +39,7 @@ probe also records every garbage collection of 2 ms or more.
 
 Diagnostics: ``--py-spy OUT`` (py-spy stacks of the server over the window), ``--profile OUT``
 (cProfile of the whole server run), ``--keep-logs DIR``. ``--experiment NAME`` applies a what-if
-patch from ``server_experiments.py`` to the server process (group commit, GC freezing, ...), to
+patch from ``server_experiments.py`` to the server process (diagnostics, the GC policy off, ...), to
 measure a proposed server change before anyone makes it; those are not production code.
 """
 
@@ -261,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--profile", default=None, help="cProfile the server into this file")
     parser.add_argument("--py-spy", default=None, help="py-spy record the server during the window (raw stacks, idle included)")
-    parser.add_argument("--experiment", action="append", default=[], choices=["group-commit", "orjson-storage", "nodelay", "fast-board", "lean-settle", "spread-pings", "gc-freeze", "restore-gc", "restore-slice-5ms", "log-slow-commits", "restore-split", "trace-slow-turns", "arm-reset"],
+    parser.add_argument("--experiment", action="append", default=[], choices=["nodelay", "no-gc-freeze", "log-slow-commits", "trace-slow-turns"],
                         help="what-if server patch from server_experiments.py (measurement only, not production code)")
     parser.add_argument("--wait-quiet", type=float, default=0.0, metavar="S",
                         help="before each run wait up to S seconds for the (shared) machine to be idle")

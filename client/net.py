@@ -222,11 +222,13 @@ class _MemLink:
     def send(self, message: Mapping[str, Any]) -> None:
         if self.open:
             self.server.core.line_received(self.pid, protocol.encode(message)[:-1])
+            self.server.end_turn()
 
     def close(self) -> None:
         if self.open:
             self.open = False
             self.server.core.connection_lost(self.pid)
+            self.server.end_turn()
 
 
 class _Peer:
@@ -240,6 +242,7 @@ class _Peer:
     def send(self, **message: Any) -> list[dict[str, Any]]:
         before = len(self.messages)
         self.server.core.line_received(self.pid, protocol.encode(message)[:-1])
+        self.server.end_turn()
         return self.messages[before:]
 
     def last(self, kind: str) -> dict[str, Any]:
@@ -247,6 +250,7 @@ class _Peer:
 
     def drop(self) -> None:
         self.server.core.connection_lost(self.pid)
+        self.server.end_turn()
 
 
 class InProcessServer:
@@ -322,10 +326,15 @@ class InProcessServer:
                 self._routes.pop(pid, None)
                 self._closers.pop(pid, None)
                 self.core.connection_lost(pid)
+                self.end_turn()
                 link.listener.link_closed(link, "connection lost")
 
     def advance(self, seconds: float) -> None:
         self.clock.advance(seconds)
+
+    def end_turn(self) -> None:
+        """What the end of a reactor turn does: the group commit, then the held messages."""
+        self.core.commits.flush()
 
     def room(self, code: str) -> Any:
         return self.core.rooms.rooms[code]

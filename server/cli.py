@@ -67,6 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # e.g. the database cannot be opened
         print(f"mine-duel-server: {exc}", file=sys.stderr)
         return 1
+    from mineduel.server.gcpolicy import FreezeAfterFullCollections
+
+    FreezeAfterFullCollections(reactor).install()
     # reactor.run() turns SIGINT/SIGTERM into reactor.stop(); "before shutdown" waits for this.
     reactor.addSystemEventTrigger("before", "shutdown", handle.stop, "shutdown")
     reactor.run()

@@ -50,6 +50,7 @@ class Config:
     rate_burst: float = 40.0
     max_connections_per_address: int = 16
     max_connections: int = 2000
+    listen_backlog: int = 1024  # Twisted's default of 50 drops SYNs when many clients reconnect at once
     max_rooms: int = 10000
     code_failures: int = 10  # unknown room codes per address ...
     code_failure_window: float = 60.0  # ... per this many seconds

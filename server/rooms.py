@@ -1,9 +1,15 @@
 """Rooms, seats, deadlines and presence: the server's authority (RULES.md §7 O1–O16).
 
 Injected, never global: a clock (``IReactorTime``: ``seconds`` and ``callLater``), a
-``randbytes`` entropy source, a :class:`~mineduel.server.storage.Storage` and an
-:class:`Outbox`. With ``twisted.internet.task.Clock`` and a recording outbox every deadline
-rule is a deterministic unit test; the Twisted protocol (``net.py``) only frames and forwards.
+``randbytes`` entropy source, a :class:`~mineduel.server.storage.Storage` and a
+:class:`~mineduel.server.commits.CommitQueue` (wrapping an :class:`Outbox`). With
+``twisted.internet.task.Clock`` and a recording outbox every deadline rule is a deterministic
+unit test; the Twisted protocol (``net.py``) only frames and forwards.
+
+Every change is *staged* on the commit queue and committed with the rest of its reactor turn;
+every message is held until then (``commits.py``). Requests check everything before they
+change anything, so a refused request changes nothing; a failed commit is undone by reloading
+the rooms it touched from the database (:meth:`Rooms.reload_after_failure`).
 
 Views are filtered here, at the boundary: a seat's messages are built from
 ``GameState.view(seat)`` and from record entries passed through :func:`event_json`, never from
@@ -18,10 +24,10 @@ had left when the server went down (within the 1 s write interval).
 
 from __future__ import annotations
 
-import copy
 import gc
 import hashlib
 import hmac
+import json as _json
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -32,9 +38,10 @@ from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
+from mineduel.server.commits import Batch, CommitQueue
 from mineduel.server.config import Config
 from mineduel.server.match import LiveMatch, RandBytes
-from mineduel.server.storage import Storage, Write
+from mineduel.server.storage import Storage
 from mineduel.shared import fairness, protocol
 from mineduel.shared.engine import Action, ActionType, Refusal
 from mineduel.shared.protocol import ErrorCode, ProtocolError, ServerType
@@ -192,20 +199,25 @@ class Rooms:
         clock: IReactorTime,
         randbytes: RandBytes,
         storage: Storage,
-        outbox: Outbox,
+        commits: CommitQueue,
         config: Config,
         wall: Callable[[], float] | None = None,
     ) -> None:
         self.clock = clock
         self.randbytes = randbytes
         self.storage = storage
-        self.outbox = outbox
+        self.commits = commits
+        self.outbox: Outbox = commits  # every message waits for the commit of what it shows
         self.config = config
         self.wall = wall if wall is not None else clock.seconds
         self.rooms: dict[str, Room] = {}
         self.peers: dict[int, PeerInfo] = {}
         self.peer_seat: dict[int, tuple[Room, Seat]] = {}
         self._pending: set[str] = set()
+        # Who was seated in each room the open batch touched, as it was before the batch: the
+        # connections to resynchronise if that batch's commit fails (ServerCore._commit_failed).
+        self._touched: dict[str, dict[int, int | None]] = {}
+        self._touched_batch: Batch | None = None
         saved = storage.meta("clock")
         self.offset = 0.0 if saved is None else clock.seconds() - float(saved)
 
@@ -234,9 +246,7 @@ class Rooms:
     def room(self, code: str) -> Room:
         """The room with ``code`` (restored from storage first if still pending)."""
         if code in self._pending:
-            write = Write()
-            self._restore_room(code, write)
-            self._commit_write(write)
+            self._restore_room(code)
         room = self.rooms.get(code)
         if room is None:
             raise ProtocolError(ErrorCode.ROOM_NOT_FOUND, f"no room {code}")
@@ -263,7 +273,7 @@ class Rooms:
         seat = Seat(sid=0, token_hash=hash_token(token), name=name, seed=seed or "")
         room.seats.append(seat)
         room.next_sid = 1
-        self._store(Write(rooms={room.code: room.to_blob()}))
+        self.commits.stage_room(room.code, room)
         self.rooms[room.code] = room
         self._attach(peer, room, seat)
         log.info("room_created room={room} peer={peer}", room=room.code, peer=peer)
@@ -301,10 +311,10 @@ class Rooms:
             raise ProtocolError(ErrorCode.ROOM_FULL, f"room {code} has two players")
         token = self._hex(32)
         seat = Seat(sid=room.next_sid, token_hash=hash_token(token), name=name, seed=seed or "")
-        snap = self._snapshot(room)
+        self._touch(room)
         room.seats.append(seat)
         room.next_sid += 1
-        self._commit_room(room, snap)
+        self._commit_room(room)
         self._attach(peer, room, seat)
         log.info("room_joined room={room} peer={peer}", room=room.code, peer=peer)
         reply = {"type": ServerType.JOINED.value, "room": room.code, "token": token, "resumed": False,
@@ -327,7 +337,7 @@ class Rooms:
         if current is not None and current[1] is not seat:
             raise ProtocolError(ErrorCode.ALREADY_SEATED, "this connection already holds another seat")
         self._settle_and_publish(room)
-        snap = self._snapshot(room)
+        self._touch(room)
         entries: list[dict[str, Any]] = []
         match = room.match
         running = match is not None and not match.over and room.match_seats() is not None
@@ -339,7 +349,7 @@ class Rooms:
             if other is not None and other.expired is not None:
                 # O12: this seat came back within its grace; the one that ran out first loses.
                 entries = match.end_by(ActionType.DISCONNECT, match.record_seat(other.sid), self.now(), self.randbytes)
-        self._commit_room(room, snap, entries)
+        self._commit_room(room, entries)
         old = seat.peer
         if old is not None and old != peer:
             self._send(old, protocol.error(ErrorCode.REPLACED, "this seat was resumed on another connection"))
@@ -376,34 +386,26 @@ class Rooms:
             # After a finished match of the same two seats, ready means rematch (O14).
             self.rematch(peer, seed=seed)
             return
-        snap = self._snapshot(room)
+        self._touch(room)
         seat.ready = ready
         if seed is not None:
             seat.seed = seed
-        self._try_start(room, snap)
+        self._try_start(room)
 
     def leave(self, peer: int) -> None:
         room, seat = self.seated(peer)
         self._settle_and_publish(room)
         if room.status == "playing" and seat.sid in room.match.players:  # type: ignore[union-attr]
             raise ProtocolError(ErrorCode.MATCH_RUNNING, "a match is in progress: resign first")
-        snap = self._snapshot(room)
+        self._touch(room)
         room.seats.remove(seat)
         for s in room.seats:
             s.ready = False
             s.rematch = False
         if room.seats:
-            self._commit_room(room, snap)
+            self._commit_room(room)
         else:
-            write = Write(rooms={room.code: None})
-            if room.match is not None:
-                write.drop_actions.append(room.match.id)
-            try:
-                self._store(write)
-            except ProtocolError:
-                self._rollback(room, snap)
-                raise
-            self._forget(room)
+            self._delete(room)
         self._detach(peer)
         log.info("seat_left room={room} sid={sid}", room=room.code, sid=seat.sid)
         self._send_room(room)
@@ -418,20 +420,20 @@ class Rooms:
             raise ProtocolError(ErrorCode.NOT_YOUR_TURN, "it is not your turn")
         if seq is not None and seq != match.seq:
             raise ProtocolError(ErrorCode.STALE_STATE, f"the match is at seq {match.seq}, not {seq}")
-        snap = self._snapshot(room)
         result = match.apply(Action(me, ActionType(kind), cell), at=self.now(), randbytes=self.randbytes)
-        if isinstance(result, Refusal):
+        if isinstance(result, Refusal):  # the engine changed nothing (A1-A6)
             raise ProtocolError(result.value, _REFUSAL_TEXT.get(result, str(result)))
-        self._commit_room(room, snap, result)
+        self._touch(room)
+        self._commit_room(room, result)
         self._notify_match(room, result)
         return match.seq
 
     def resign(self, peer: int, *, match_id: str | None) -> int:
         room, seat = self.seated(peer)
         match, me = self._match_for(room, seat, match_id)
-        snap = self._snapshot(room)
+        self._touch(room)
         entries = match.end_by(ActionType.RESIGN, me, self.now(), self.randbytes)
-        self._commit_room(room, snap, entries)
+        self._commit_room(room, entries)
         self._notify_match(room, entries)
         return match.seq
 
@@ -444,15 +446,15 @@ class Rooms:
             raise ProtocolError(ErrorCode.NOT_FINISHED, "the match is still in progress")
         if not self._same_pair(room):
             raise ProtocolError(ErrorCode.OPPONENT_MISSING, "the previous opponent has left: a new opponent plays after ready")
-        snap = self._snapshot(room)
+        self._touch(room)
         seat.rematch = True
         if seed is not None:
             seat.seed = seed
         a, b = room.seats
         if a.rematch and b.rematch and a.peer is not None and b.peer is not None:
-            self._start(room, snap, first_sid=room.match.players[1])  # O14: sides swap
+            self._start(room, first_sid=room.match.players[1])  # O14: sides swap
         else:
-            self._commit_room(room, snap)
+            self._commit_room(room)
             for s in room.seats:
                 if s.peer is not None:
                     self._send(s.peer, self._rematch_message(room, s))
@@ -464,9 +466,7 @@ class Rooms:
                 if room.match is not None and room.match.id == match_id and not room.match.over:
                     raise ProtocolError(ErrorCode.NOT_FINISHED, "the record is published after the end")
             raise ProtocolError(ErrorCode.NOT_FOUND, f"no finished match {match_id} (kept 24 h)")
-        import json
-
-        msg = {"type": ServerType.RECORD.value, "match_id": match_id, "record": json.loads(text)}
+        msg = {"type": ServerType.RECORD.value, "match_id": match_id, "record": _json.loads(text)}
         if rid is not None:
             msg["id"] = rid
         self._send(peer, msg)
@@ -480,8 +480,8 @@ class Rooms:
             return
         room, seat = found
         self._settle_and_publish(room)  # while this seat still counts as connected
+        self._touch(room)
         self._detach(peer)
-        snap = self._snapshot(room)
         now = self.now()
         if room.status == "playing" and seat.sid in room.match.players:  # type: ignore[union-attr]
             if seat.expired is None:
@@ -490,11 +490,7 @@ class Rooms:
         else:
             seat.ready = False
             seat.rematch = False
-        try:
-            self._commit_room(room, snap)
-        except ProtocolError:
-            log.error("storage failed recording a disconnection in room {room}", room=room.code)
-            return
+        self._commit_room(room)
         log.info("seat_away room={room} sid={sid}", room=room.code, sid=seat.sid)
         other = room.other(seat)
         if other is not None and other.peer is not None:
@@ -503,20 +499,38 @@ class Rooms:
             self._send(other.peer, self._room_message(room, other))
 
     # ----- the clock ------------------------------------------------------------------------------
-    def _arm(self, room: Room) -> None:
-        if room.call is not None and room.call.active():
-            room.call.cancel()
-        room.call = None
+    def _arm(self, room: Room, not_before: float | None = None) -> None:
+        """Keep one timer per room at its next deadline (turn or grace).
+
+        A timer that must move later is ``reset`` rather than cancelled and re-created: Twisted
+        re-sorts a later reset lazily, while every cancellation counts towards rebuilding its
+        whole heap of timers (measured: a ~30 ms turn every ~12 s with 5,000 matches).
+        """
         match = room.match
-        if match is None or match.over or room.match_seats() is None:
+        at: float | None = None
+        if match is not None and not match.over and room.match_seats() is not None:
+            at = match.deadline
+            for seat in room.seats:
+                if seat.grace is not None and seat.expired is None and (at is None or seat.grace < at):
+                    at = seat.grace
+        call = room.call
+        if at is None:
+            if call is not None and call.active():
+                call.cancel()
+            room.call = None
             return
-        times = [match.deadline] if match.deadline is not None else []
-        for seat in room.seats:
-            if seat.grace is not None and seat.expired is None:
-                times.append(seat.grace)
-        if times:
-            delay = max(0.0, min(times) - self.now())
-            room.call = self.clock.callLater(delay, self._on_timer, room.code)
+        if not_before is not None:
+            at = max(at, not_before)
+        delay = max(0.0, at - self.now())
+        if call is not None and call.active():
+            fires = call.getTime() - self.offset
+            if abs(fires - at) <= EPS:
+                return
+            if fires < at:
+                call.reset(delay)
+                return
+            call.cancel()
+        room.call = self.clock.callLater(delay, self._on_timer, room.code)
 
     def _on_timer(self, code: str) -> None:
         room = self.rooms.get(code)
@@ -527,13 +541,27 @@ class Rooms:
         if room.call is None:
             self._arm(room)
 
-    def _settle(self, room: Room, now: float) -> list[dict[str, Any]]:
-        """O6: every deadline due by ``now``, in time order: turn timeouts and ran-out graces."""
+    def _due(self, room: Room, now: float) -> bool:
+        """Whether any deadline of the room's match is due by ``now`` (cheap: before every request)."""
+        match = room.match
+        if match is None or match.over:
+            return False
+        if match.deadline is not None and match.deadline <= now + EPS:
+            return True
+        return any(s.grace is not None and s.expired is None and s.grace <= now + EPS for s in room.seats)
+
+    def _settle(self, room: Room, now: float) -> tuple[list[dict[str, Any]], bool]:
+        """O6: every deadline due by ``now``, in time order: turn timeouts and ran-out graces.
+
+        Returns the new record entries and whether anything changed (a grace can run out
+        without an entry while the opponent is away too).
+        """
         match = room.match
         pair = room.match_seats()
         entries: list[dict[str, Any]] = []
+        changed = False
         if match is None or pair is None:
-            return entries
+            return entries, changed
         while not match.over:
             due: list[tuple[float, int, int]] = []
             if match.deadline is not None and match.deadline <= now + EPS:
@@ -543,6 +571,7 @@ class Rooms:
                     due.append((seat.grace, 1, rs))
             if not due:
                 break
+            changed = True
             at, kind, rs = min(due)
             if kind == 0:
                 entries += match.expire(at, self.randbytes)  # O4/O5
@@ -554,23 +583,18 @@ class Rooms:
             elif other.peer is not None:
                 entries += match.end_by(ActionType.DISCONNECT, rs, at, self.randbytes)
             # else: the opponent is away too and still within its grace: wait (O12).
-        return entries
+        return entries, changed
 
     def _settle_and_publish(self, room: Room) -> None:
         """Settle due deadlines, store and announce them (before any request is looked at)."""
-        snap = self._snapshot(room)
-        entries = self._settle(room, self.now())
-        changed = entries or self._snapshot_differs(room, snap)
+        now = self.now()
+        if not self._due(room, now):
+            return
+        self._touch(room)
+        entries, changed = self._settle(room, now)
         if not changed:
             return
-        try:
-            self._commit_room(room, snap, entries)
-        except ProtocolError:
-            log.error("storage failed settling room {room}; retrying in 1 s", room=room.code)
-            if room.call is not None and room.call.active():
-                room.call.cancel()
-            room.call = self.clock.callLater(1.0, self._on_timer, room.code)
-            return
+        self._commit_room(room, entries)
         if entries:
             self._notify_match(room, entries)
 
@@ -582,14 +606,14 @@ class Rooms:
             and set(room.match.players) == {s.sid for s in room.seats}
         )
 
-    def _try_start(self, room: Room, snap: Any) -> None:
+    def _try_start(self, room: Room) -> None:
         if len(room.seats) == 2 and all(s.ready and s.peer is not None for s in room.seats):
-            self._start(room, snap, first_sid=None)
+            self._start(room, first_sid=None)
             return
-        self._commit_room(room, snap)
+        self._commit_room(room)
         self._send_room(room)
 
-    def _start(self, room: Room, snap: Any, *, first_sid: int | None) -> None:
+    def _start(self, room: Room, *, first_sid: int | None) -> None:
         a, b = room.seats
         previous = room.match
         match = LiveMatch.start(
@@ -611,7 +635,7 @@ class Rooms:
             s.ready = s.rematch = False
             s.away_since = s.grace = s.expired = None
         drop = [previous.id] if previous is not None else []
-        self._commit_room(room, snap, drop=drop)
+        self._commit_room(room, drop=drop)
         log.info(
             "match_started room={room} match={match} first={first} rule={rule}",
             room=room.code, match=match.id, first=match.players[0], rule=match.first_rule,
@@ -636,84 +660,82 @@ class Rooms:
         return match, match.record_seat(seat.sid)
 
     # ----- persistence -------------------------------------------------------------------------------
-    def _snapshot(self, room: Room) -> Any:
-        return (
-            copy.copy(room.seats),
-            [copy.copy(s) for s in room.seats],
-            room.next_sid,
-            room.number,
-            room.next_seed,
-            room.match,
-            room.match.checkpoint() if room.match is not None else None,
-        )
-
-    def _snapshot_differs(self, room: Room, snap: Any) -> bool:
-        seats, copies, *_ = snap
-        return seats != room.seats or any(
-            a.to_blob() != b.to_blob() for a, b in zip(copies, seats, strict=True)
-        )
-
-    def _rollback(self, room: Room, snap: Any) -> None:
-        seats, copies, room.next_sid, room.number, room.next_seed, match, cp = snap
-        for seat, saved in zip(seats, copies, strict=True):
-            seat.__dict__.update({k: v for k, v in saved.__dict__.items() if k != "peer"})
-        room.seats[:] = seats
-        room.match = match
-        if match is not None and cp is not None:
-            match.rollback(cp)
+    def _touch(self, room: Room) -> None:
+        """Note who sits in ``room`` before the open batch changes it (see ``reload_after_failure``)."""
+        if self._touched_batch is not self.commits.batch:
+            self._touched_batch = self.commits.batch
+            self._touched = {}
+        if room.code not in self._touched:
+            self._touched[room.code] = {s.sid: s.peer for s in room.seats}
 
     def _commit_room(
         self,
         room: Room,
-        snap: Any,
         entries: list[dict[str, Any]] | None = None,
         *,
         drop: list[str] | None = None,
     ) -> None:
-        """Store ``room`` and its new record entries in one transaction; on failure undo all."""
+        """Stage ``room`` and its new record entries; they commit together with this turn's batch."""
         match = room.match
+        commits = self.commits
         if entries and match is not None and match.over:
             match.ended_wall = self.wall()
             for s in room.seats:
                 s.away_since = s.grace = s.expired = None
-        write = Write(rooms={room.code: room.to_blob()}, drop_actions=list(drop or ()))
+        for match_id in drop or ():
+            commits.stage_drop(match_id)
+        commits.stage_room(room.code, room)
         if entries and match is not None:
-            first = match.seq - len(entries)
-            write.actions = [(match.id, first + i, e) for i, e in enumerate(entries)]
+            commits.stage_actions(match.id, match.seq - len(entries), entries)
             if match.over:
-                import json
-
                 record = match.record(room=room.code)
-                write.results.append((match.id, room.code, match.ended or self.now(), json.dumps(record)))
-        try:
-            self._commit_write(write)
-        except Exception:
-            log.failure("storage commit failed for room {room}", room=room.code)
-            self._rollback(room, snap)
-            raise ProtocolError(ErrorCode.INTERNAL_ERROR, "the server could not store this; nothing changed") from None
-        if match is not None and match.over and entries:
-            log.info(
-                "match_ended room={room} match={match} reason={reason} winner={winner}",
-                room=room.code, match=match.id, reason=match.state.outcome().reason.value,  # type: ignore[union-attr]
-                winner=match.state.outcome().winner,  # type: ignore[union-attr]
-            )
+                commits.stage_result(match.id, room.code, match.ended or self.now(), _json.dumps(record))
+                log.info(
+                    "match_ended room={room} match={match} reason={reason} winner={winner}",
+                    room=room.code, match=match.id, reason=match.state.outcome().reason.value,  # type: ignore[union-attr]
+                    winner=match.state.outcome().winner,  # type: ignore[union-attr]
+                )
         self._arm(room)
 
-    def _commit_write(self, write: Write) -> None:
-        write.meta.setdefault("clock", repr(self.now()))
-        self.storage.commit(write)
+    def _delete(self, room: Room) -> None:
+        """Stage the room's removal (and its match's actions) and forget it."""
+        self.commits.stage_room(room.code, None)
+        if room.match is not None:
+            self.commits.stage_drop(room.match.id)
+        self._forget(room)
 
-    def _store(self, write: Write) -> None:
-        """``_commit_write`` for requests: a failure becomes ``internal_error``, nothing changed."""
-        try:
-            self._commit_write(write)
-        except Exception:
-            log.failure("storage commit failed")
-            raise ProtocolError(ErrorCode.INTERNAL_ERROR, "the server could not store this; nothing changed") from None
+    def reload_after_failure(self, batch: Batch) -> set[int]:
+        """A batch's commit failed: put every room it touched back as the database has it.
+
+        Returns the connections seated in those rooms before or after the batch: they may have
+        been shown nothing uncommitted (their messages were held), but their seats' connection
+        state no longer matches, so the caller closes them and they resume with their tokens
+        (O12), exactly as after a restart. The rooms are restored the way a restart restores
+        them, and their timers wait at least a second so a failing disk is not hammered.
+        """
+        touched = self._touched if self._touched_batch is batch else {}
+        codes = set(batch.rooms) | set(touched)
+        peers: set[int] = set()
+        for code in sorted(codes):
+            peers.update(p for p in touched.get(code, {}).values() if p is not None)
+            room = self.rooms.get(code)
+            if room is not None:
+                for seat in room.seats:
+                    if seat.peer is not None:
+                        peers.add(seat.peer)
+                        self._detach(seat.peer)
+                self._forget(room)
+            self._restore_room(code, stage=False, not_before=self.now() + 1.0)
+        for peer in peers:
+            self._detach(peer)
+        self._touched = {}
+        self._touched_batch = None
+        log.warn("rooms_reloaded count={count} connections={peers}", count=len(codes), peers=len(peers))
+        return peers
 
     def tick(self) -> None:
-        """Write the server clock (every ``clock_interval`` and at shutdown)."""
-        self.storage.commit(Write(meta={"clock": repr(self.now())}))
+        """Write the server clock (every ``clock_interval``; every commit writes it too)."""
+        self.commits.stage_meta("clock", repr(self.now()))
 
     def sweep(self) -> int:
         """O15: drop expired rooms and results; rooms with a match in progress never expire."""
@@ -723,15 +745,12 @@ class Rooms:
             expires = room.expires(self.config)
             if expires is None or expires > now:
                 continue
-            write = Write(rooms={room.code: None})
-            if room.match is not None:
-                write.drop_actions.append(room.match.id)
-            self._commit_write(write)
+            self._touch(room)
             for seat in room.seats:
                 if seat.peer is not None:
                     self._send(seat.peer, {"type": ServerType.ROOM_CLOSED.value, "room": room.code, "reason": "expired"})
                     self._detach(seat.peer)
-            self._forget(room)
+            self._delete(room)
             gone += 1
         self.storage.purge_results(now - self.config.result_ttl)
         if gone:
@@ -757,20 +776,24 @@ class Rooms:
         gc.disable()
 
         def step() -> None:
+            # A slice of restoring in one reactor turn, its commit in the next (the restored
+            # rooms are serialised then, as they are at that commit), the next slice after that.
             started = time.perf_counter()
-            write = Write()
             try:
                 while queue and time.perf_counter() - started < self.config.restore_slice:
                     code = queue.popleft()
                     if code in self._pending:
-                        self._restore_room(code, write)
+                        self._restore_room(code)
                         count[0] += 1
-                if write:
-                    self._commit_write(write)
             except BaseException:
                 if collecting:
                     gc.enable()  # a failed restore must not leave the process without collection
                 raise
+            self.clock.callLater(0, commit_then_step)
+
+        def commit_then_step() -> None:
+            if self.commits.pending:
+                self.commits.flush()
             if queue:
                 self.clock.callLater(0, step)
             else:
@@ -783,7 +806,12 @@ class Rooms:
         self.clock.callLater(0, step)
         return done
 
-    def _restore_room(self, code: str, write: Write) -> None:
+    def _restore_room(self, code: str, *, stage: bool = True, not_before: float | None = None) -> None:
+        """Rebuild a stored room (replaying its match) as after a restart (O12: seats away).
+
+        ``stage`` writes the restart's adjustments back; after a failed commit they are not
+        written (they are derived again by the next restore), so a failing disk sees no retry loop.
+        """
         self._pending.discard(code)
         loaded = self.storage.load_room(code)
         if loaded is None:
@@ -810,8 +838,9 @@ class Rooms:
         else:
             for seat in room.seats:
                 seat.ready = seat.rematch = False
-        write.rooms[code] = room.to_blob()
-        self._arm(room)
+        if stage:
+            self.commits.stage_room(code, room)
+        self._arm(room, not_before)
 
     # ----- bookkeeping ----------------------------------------------------------------------------
     def _attach(self, peer: int, room: Room, seat: Seat) -> None:
@@ -829,12 +858,13 @@ class Rooms:
         self.rooms.pop(room.code, None)
 
     def shutdown(self) -> None:
-        """Cancel timers (state is already on disk) and write the clock one last time."""
+        """Cancel timers, commit what is staged and write the clock one last time."""
         for room in self.rooms.values():
             if room.call is not None and room.call.active():
                 room.call.cancel()
             room.call = None
         self.tick()
+        self.commits.flush()
 
     # ----- messages ------------------------------------------------------------------------------------
     def _send(self, peer: int, message: Mapping[str, Any]) -> None:

@@ -86,9 +86,10 @@ def start_server(
         storage=storage,
         outbox=factory,
         config=config,
+        turns=reactor,
     )
     factory.core = core
-    tcp = reactor.listenTCP(config.port, factory, interface=config.host)
+    tcp = reactor.listenTCP(config.port, factory, backlog=config.listen_backlog, interface=config.host)
     udp = None
     if config.udp_port is not None:
 

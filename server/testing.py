@@ -61,13 +61,16 @@ class Client:
         return out
 
     def send(self, **msg: Any) -> list[dict[str, Any]]:
+        """Send one line and return the replies (after the reactor turn's commit)."""
         self.new()
         self.h.core.line_received(self.pid, protocol.encode(msg)[:-1])
+        self.h.turn()
         return self.new()
 
     def send_raw(self, line: bytes) -> list[dict[str, Any]]:
         self.new()
         self.h.core.line_received(self.pid, line)
+        self.h.turn()
         return self.new()
 
     def last(self, kind: str) -> dict[str, Any]:
@@ -82,6 +85,7 @@ class Client:
     def drop(self) -> None:
         """The connection closes (a clean close is detected at once, O12)."""
         self.h.core.connection_lost(self.pid)
+        self.h.turn()
 
     @property
     def seat(self) -> int:
@@ -124,6 +128,10 @@ class Harness:
 
     def advance(self, seconds: float) -> None:
         self.clock.advance(seconds)
+
+    def turn(self) -> None:
+        """End the reactor turn: the group commit runs and held messages go out."""
+        self.core.commits.flush()
 
     def pair(self, seeds: tuple[str, str] = ("alpha", "beta")) -> tuple[Client, Client]:
         """Two seated clients in one room (creator first), not ready yet."""

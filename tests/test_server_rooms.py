@@ -474,13 +474,16 @@ def test_o15_waiting_rooms_expire_after_24_hours_matches_in_progress_never():
     first, second = h.start()
     h.advance(24 * 3600 - 1)
     h.rooms.sweep()
+    h.turn()
     assert code in h.rooms.rooms
     h.advance(2)
     h.rooms.sweep()
+    h.turn()
     assert code not in h.rooms.rooms and code not in h.storage.rooms
     assert waiting.last("room_closed")["reason"] == "expired"
     h.advance(24 * 3600)
     h.rooms.sweep()
+    h.turn()
     assert first.room in h.rooms.rooms
 
 
@@ -492,9 +495,11 @@ def test_o15_results_are_kept_24_hours_after_the_end():
     first.send(type="resign")
     h.advance(24 * 3600 - 1)
     h.rooms.sweep()
+    h.turn()
     assert first.send(type="get_record", match_id=match_id)[0]["type"] == "record"
     h.advance(2)
     h.rooms.sweep()
+    h.turn()
     assert first.send(type="get_record", match_id=match_id)[0]["code"] == "not_found"
 
 
@@ -604,16 +609,43 @@ def test_connections_per_address_are_limited():
 
 
 def test_storage_failure_is_an_internal_error_and_nothing_changes():
-    """Durability: if the commit fails the action is not applied, not acknowledged, and nobody is told of it."""
+    """Durability: if the turn's commit fails, the action is undone, shown to nobody, the request gets
+    internal_error with its id, and both seats resume the match exactly as stored."""
     h = Harness()
     first, second = h.start()
-    match = h.match(first)
+    stored = dict(h.storage.rooms)
     seen = len(second.messages)
     h.storage.fail_next = True
-    reply = first.send(type="explore", cell=[0, 0])
-    assert reply[-1]["code"] == "internal_error"
-    assert match.seq == 0 and match.state.revealed == 0 and len(second.messages) == seen
-    assert first.send(type="explore", cell=[0, 0])[-1]["type"] == "ok"
+    reply = first.send(type="explore", cell=[0, 0], id=7)
+    assert reply[0]["code"] == "internal_error" and reply[0]["id"] == 7 and reply[0]["request"] == "explore"
+    assert not any(m["type"] in ("ok", "state") for m in reply)
+    assert not any(m["type"] == "state" for m in second.messages[seen:])
+    assert first.closed and second.closed  # their seats' connection state is reloaded: they resume
+    match = h.match(first)
+    assert match.seq == 0 and match.state.revealed == 0
+    assert h.storage.rooms == stored
+    again = {}
+    for old, address in ((first, "10.0.0.1"), (second, "10.0.0.2")):
+        c = h.connect(address)
+        c.token, c.room = old.token, old.room
+        assert c.send(type="resume", room=old.room, token=old.token)[0]["resumed"] is True
+        assert c.last("state")["seq"] == 0
+        again[old] = c
+    assert again[first].send(type="explore", cell=[0, 0])[-1]["type"] == "ok"
+    assert again[second].last("state")["seq"] == 1
+
+
+def test_a_failed_commit_spares_requests_that_changed_nothing():
+    """Durability: in a failed batch, a reply that depended on nothing staged (a pong) is still delivered."""
+    h = Harness()
+    first, second = h.start()
+    bystander = h.connect("10.0.0.9")
+    h.storage.fail_next = True
+    h.core.line_received(first.pid, b'{"type":"explore","cell":[0,0],"id":1}')
+    h.core.line_received(bystander.pid, b'{"type":"ping","id":2}')
+    h.turn()
+    assert [m["type"] for m in bystander.new()] == ["pong"] and not bystander.closed
+    assert first.last("error")["code"] == "internal_error"
 
 
 def test_an_accepted_action_is_stored_before_it_is_acknowledged():
@@ -642,17 +674,21 @@ def test_oracle_plays_legal_moves():
 
 
 def test_stream_position_survives_rollback():
-    """R3: after a failed commit the fair stream is back where it was, so the next auto-move is unchanged."""
+    """R3: after a failed commit the fair stream is back where it was, so the retried auto-move is the same."""
+    reference = Harness()
+    reference.start()
     h = Harness()
     first, second = h.start()
-    match = h.match(first)
-    used = match.stream.consumed
+    used = h.match(first).stream.consumed
     h.storage.fail_next = True
-    h.advance(20)
-    assert match.stream.consumed == used and match.seq == 0
-    h.advance(1)  # the retry
-    assert match.seq == 2
-    assert advanced_stream(match.signature, used).consumed == used
+    h.advance(20)  # O4: the opening deadline: timeout + auto-move, whose commit fails
+    assert h.match(first).stream.consumed == used and h.match(first).seq == 0
+    h.advance(1)  # the retry, a second later
+    reference.advance(20)
+    ref_room = next(iter(reference.rooms.rooms.values()))
+    assert h.match(first).seq == 2
+    assert h.match(first).actions[1]["cell"] == ref_room.match.actions[1]["cell"]
+    assert h.match(first).stream.consumed == ref_room.match.stream.consumed > used
 
 
 def test_o12_a_seat_whose_grace_ran_out_may_watch_but_not_act():

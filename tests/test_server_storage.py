@@ -146,6 +146,7 @@ def test_server_clock_resumes_where_it_stopped():
     h = Harness(storage=storage)
     h.advance(10)
     h.rooms.tick()
+    h.turn()
     clock = Clock()
     clock.advance(START + 10_000)
     h2 = Harness(storage=storage, clock=clock)

@@ -1,0 +1,244 @@
+"""Group commit, held messages, room timers, heartbeats and the GC policy (server/commits.py,
+server/rooms.py, server/session.py, server/gcpolicy.py) — the server's throughput machinery.
+
+Durability contract (issue 5, "an accepted action is on disk before it is acknowledged"): what a
+reactor turn accepts is committed in one transaction at the end of the turn, and nothing the
+turn produced reaches anyone before that commit.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+
+import pytest
+import pytest_twisted
+from twisted.internet import defer, protocol as tprotocol, task
+
+from mineduel.server.commits import CommitQueue
+from mineduel.server.config import Config
+from mineduel.server.gcpolicy import FreezeAfterFullCollections
+from mineduel.server.net import LineProtocol
+from mineduel.server.service import start_server
+from mineduel.server.session import PING_SLICES
+from mineduel.server.storage import MemoryStorage, Write
+from mineduel.server.testing import Harness, RecordingOutbox
+
+
+def line(**msg) -> bytes:
+    return json.dumps(msg).encode()
+
+
+def types(client) -> list[str]:
+    return [m["type"] for m in client.new()]
+
+
+def test_one_commit_for_every_action_of_a_reactor_turn():
+    """Group commit: two matches' actions read in one turn share one transaction, and each is stored."""
+    h = Harness()
+    a1, b1 = h.start()
+    a2, b2 = h.start()
+    before = h.storage.commits
+    h.core.line_received(a1.pid, line(type="explore", cell=[0, 0]))
+    h.core.line_received(a2.pid, line(type="explore", cell=[7, 7]))
+    h.turn()
+    assert h.storage.commits == before + 1
+    for client in (a1, a2):
+        match = h.match(client)
+        assert sorted(h.storage.actions[match.id]) == [0]
+        assert client.last("ok")["seq"] == 1
+
+
+def test_nothing_is_shown_before_the_turn_is_committed():
+    """O7 + durability: the ok and both seats' states wait for the commit; then they arrive in order."""
+    h = Harness()
+    first, second = h.start()
+    first.new(), second.new()
+    h.core.line_received(first.pid, line(type="explore", cell=[0, 0], id="x"))
+    assert first.new() == [] and second.new() == []
+    assert h.match(first).id not in h.storage.actions
+    h.turn()
+    assert types(first) == ["state", "ok"]
+    assert types(second) == ["state"]
+    assert 0 in h.storage.actions[h.match(first).id]
+
+
+def test_replies_that_change_nothing_are_not_held():
+    """A ping (or a refusal) in a turn with nothing staged goes out at once: no commit to wait for."""
+    h = Harness()
+    first, second = h.start()
+    first.new()
+    h.core.line_received(first.pid, line(type="ping", id=1))
+    h.core.line_received(second.pid, line(type="explore", cell=[0, 0]))  # not second's turn
+    assert types(first) == ["pong"]
+    assert second.new()[-1]["code"] == "not_your_turn"
+
+
+def test_a_room_changed_twice_in_a_turn_is_written_once_as_it_is_at_the_commit():
+    """Rooms are serialised at the commit: the stored blob is the latest state, the actions are all there."""
+    h = Harness()
+    first, second = h.start()
+    h.core.line_received(first.pid, line(type="explore", cell=[0, 0]))
+    h.core.line_received(second.pid, line(type="explore", cell=[7, 7]))
+    assert h.core.commits.batch.actions and len(h.core.commits.batch.rooms) == 1
+    h.turn()
+    match = h.match(first)
+    assert sorted(h.storage.actions[match.id]) == [0, 1]
+    stored = json.loads(h.storage.rooms[first.room])
+    assert stored == json.loads(json.dumps(h.rooms.rooms[first.room].to_blob()))
+
+
+def test_actions_of_a_match_dropped_in_the_same_turn_are_not_written():
+    """A match whose room is deleted in the turn of its last actions leaves no orphan rows."""
+    storage = MemoryStorage()
+    queue = CommitQueue(storage=storage, clock=task.Clock(), outbox=RecordingOutbox())
+    queue.stage_actions("m1", 0, [{"type": "resign", "seat": 0, "at": 1.0}])
+    queue.stage_drop("m1")
+    assert queue.flush()
+    assert "m1" not in storage.actions
+
+
+def test_a_failed_commit_hands_the_batch_over_and_sends_nothing():
+    """commits.py: a failing storage commit delivers none of the batch's messages by itself."""
+    storage = MemoryStorage()
+    out = RecordingOutbox()
+    failed = []
+    queue = CommitQueue(storage=storage, clock=task.Clock(), outbox=out, on_failure=failed.append)
+    queue.stage_meta("k", "v")
+    queue.send(1, {"type": "ok"})
+    storage.fail_next = True
+    assert queue.flush() is False
+    assert not out.lines and len(failed) == 1 and failed[0].held[0].message == {"type": "ok"}
+    assert storage.meta("k") is None
+    queue.send(1, {"type": "pong"})  # the next batch starts empty: direct
+    assert len(out.lines[1]) == 1
+
+
+def test_the_server_clock_is_written_with_every_commit():
+    """The clock (meta) rides on every batch, so a restart resumes deadlines from the last commit."""
+    h = Harness()
+    first, second = h.start()
+    h.advance(3)
+    first.send(type="explore", cell=[0, 0])
+    assert float(h.storage.meta("clock")) == h.rooms.now()
+
+
+def test_a_failed_storage_write_of_a_deadline_is_retried_a_second_later():
+    """O4 + durability: a timeout whose commit fails is undone and retried after 1 s, not every turn."""
+    h = Harness()
+    first, second = h.start()
+    h.storage.fail_next = True
+    h.advance(20)
+    assert h.core.commits.failures == 1 and h.match(first).seq == 0
+    h.advance(0.99)
+    assert h.match(first).seq == 0
+    h.advance(0.01)
+    assert h.match(first).seq == 2 and h.core.commits.failures == 1
+
+
+def test_arm_moves_the_room_timer_instead_of_replacing_it():
+    """O4/O5: after an action the room keeps one timer, moved to the new deadline (no cancel churn)."""
+    h = Harness()
+    first, second = h.start()
+    room = h.rooms.rooms[first.room]
+    call = room.call
+    h.advance(5)
+    first.send(type="explore", cell=[0, 0])
+    assert room.call is call and call.active()
+    assert call.getTime() == h.clock.seconds() + 20
+    pending = [c for c in h.clock.getDelayedCalls() if c.active() and c.func == h.rooms._on_timer]
+    assert pending == [call]
+
+
+def test_o5_a_moved_timer_still_fires_exactly_once_at_the_new_deadline():
+    """O5: advance(19.9) after the last action changes nothing; advance(0.1) times out exactly once."""
+    h = Harness()
+    first, second = h.start()
+    h.advance(7)
+    first.send(type="explore", cell=[0, 0])  # O4: second's opening step, 20 s from now
+    match = h.match(first)
+    h.advance(19.9)
+    assert match.seq == 1
+    h.advance(0.1)
+    assert match.seq == 3 and [a["type"] for a in match.actions[1:]] == ["timeout", "explore"]
+
+
+def test_heartbeats_are_spread_over_the_ping_interval():
+    """O12 presence: every connection gets one ping per interval, a 1/PING_SLICES share per tick."""
+    h = Harness(ping_interval=5.0)
+    h.core.start()
+    clients = [h.connect(f"10.0.{i // 200}.{i % 200}") for i in range(200)]
+    h.advance(5.0 / PING_SLICES + 1e-6)  # float slack: the fake clock stands at 1.7e9 s
+    pinged = [c for c in clients if any(m["type"] == "ping" for m in c.new())]
+    assert 0 < len(pinged) <= 200 // PING_SLICES + 1
+    h.advance(5.0 - 5.0 / PING_SLICES)
+    counts = [sum(m["type"] == "ping" for m in c.messages) for c in clients]
+    assert counts == [1] * 200
+    h.advance(5.0)
+    assert [sum(m["type"] == "ping" for m in c.messages) for c in clients] == [2] * 200
+
+
+def test_gc_policy_freezes_after_full_collections_and_can_be_removed():
+    """gcpolicy: the heap is frozen at install and again one turn after each full collection."""
+    clock = task.Clock()
+    policy = FreezeAfterFullCollections(clock)
+    uninstall = policy.install()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        garbage = [object()]
+        garbage.append(garbage)  # a cycle made after the freeze: collectable
+        del garbage
+        gc.collect()
+        assert policy.collections == 1 and policy.collected >= 1
+        clock.advance(0)
+        assert gc.get_freeze_count() >= frozen
+    finally:
+        uninstall()
+        gc.unfreeze()
+    assert policy._callback not in gc.callbacks
+
+
+@pytest_twisted.ensureDeferred
+async def test_closed_connections_leave_no_reference_cycles(tmp_path):
+    """gcpolicy's premise: a closed server connection is freed by reference counting alone, so
+    freezing long-lived objects never keeps a dead connection alive."""
+    from twisted.internet import reactor
+
+    handle = start_server(reactor, Config(host="127.0.0.1", port=0, udp_port=None, db=str(tmp_path / "s.db")))
+    await handle.restored
+    closed: list[defer.Deferred[None]] = []
+
+    class Quick(tprotocol.Protocol):
+        def connectionMade(self) -> None:
+            self.done: defer.Deferred[None] = defer.Deferred()
+            closed.append(self.done)
+            self.transport.write(b'{"type":"hello","protocol":1}\n')
+
+        def dataReceived(self, data: bytes) -> None:
+            self.transport.loseConnection()
+
+        def connectionLost(self, reason: object = None) -> None:
+            self.done.callback(None)
+
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(20):
+            await tprotocol.ClientCreator(reactor, Quick).connectTCP("127.0.0.1", handle.port)
+        await defer.gatherResults(closed)
+        await task.deferLater(reactor, 0.05, lambda: None)  # the server side's close
+        alive = [o for o in gc.get_objects() if isinstance(o, LineProtocol)]
+        assert alive == [] and handle.core.conns == {}
+    finally:
+        gc.enable()
+        await handle.stop()
+
+
+def test_memory_storage_commit_is_all_or_nothing():
+    """The test storage keeps the contract the queue relies on: a refused write changes nothing."""
+    storage = MemoryStorage()
+    storage.commit(Write(actions=[("m", 0, {"a": 1})]))
+    with pytest.raises(ValueError, match="duplicate"):
+        storage.commit(Write(rooms={"R": {"x": 1}}, actions=[("m", 0, {"a": 2})]))
+    assert "R" not in storage.rooms and json.loads(storage.actions["m"][0]) == {"a": 1}
