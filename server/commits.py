@@ -17,14 +17,22 @@ Rooms are staged by reference and serialised at flush time, so a room changed fi
 turn is written once, as it is at the commit (this is also what keeps a restore slice's write
 from ever replacing a newer one).
 
-If the commit fails, the batch's holder (``on_failure``) decides what to undo; the held
-messages are handed to it rather than sent. See ``ServerCore._commit_failed``.
+With a :class:`ThreadedWriter` (the default for an SQLite file) the transaction runs on a
+worker thread with its own connection while the loop goes on: SQLite releases the GIL while it
+writes and syncs, so the fsync no longer stops the loop. One commit is in flight at a time; the
+next batch forms meanwhile and goes when it lands. While anything is staged or in flight, every
+message is held, so even a refusal never reflects state that is not on disk yet.
+
+If a commit fails, the batch's holder (``on_failure``) decides what to undo; the held
+messages are handed to it rather than sent (see ``ServerCore._commit_failed``). A batch formed
+while a failed one was in flight was built on top of it, so it is undone with it.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -80,11 +88,26 @@ class Batch:
     drop_actions: list[str] = field(default_factory=list)
     results: list[tuple[str, str, float, str]] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
+    purge_before: float | None = None
     held: list[Held] = field(default_factory=list)
     requests: list[Request] = field(default_factory=list)
+    # Per room code, what the room logic noted before its first change in this batch (who sat
+    # where): what it needs to undo the batch if its commit fails.
+    touched: dict[str, Any] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.rooms or self.actions or self.drop_actions or self.results or self.meta)
+        return bool(
+            self.rooms or self.actions or self.drop_actions or self.results or self.meta
+            or self.purge_before is not None
+        )
+
+    def absorb(self, later: Batch) -> None:
+        """Take a later batch in (both are undone together after a failed commit)."""
+        self.rooms.update(later.rooms)
+        self.held += later.held
+        self.requests += later.requests
+        for code, noted in later.touched.items():
+            self.touched.setdefault(code, noted)
 
     def to_write(self) -> Write:
         """The batch as one storage write; rooms serialised now, as they are at the commit."""
@@ -94,7 +117,47 @@ class Batch:
             drop_actions=self.drop_actions,
             results=self.results,
             meta=self.meta,
+            purge_results_before=self.purge_before,
         )
+
+
+class Writer(Protocol):
+    """Runs storage commits off the caller's turn; ``done`` is called back on the reactor thread."""
+
+    def submit(self, write: Write, done: Callable[[BaseException | None], None]) -> None: ...
+
+    def commit_now(self, write: Write) -> BaseException | None:
+        """Commit and wait (shutdown); the result, not a later ``done``."""
+
+    def wait(self) -> BaseException | None:
+        """Block until the submitted commit has landed; its result."""
+
+    def close(self) -> None: ...
+
+
+class ThreadedWriter:
+    """One worker thread with its own storage connection (SQLite WAL: readers never wait for it)."""
+
+    def __init__(self, storage: Storage, reactor: Any) -> None:
+        self.storage = storage
+        self.reactor = reactor
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mineduel-commit")
+        self._future: Future[None] | None = None
+
+    def submit(self, write: Write, done: Callable[[BaseException | None], None]) -> None:
+        future = self._pool.submit(self.storage.commit, write)
+        self._future = future
+        future.add_done_callback(lambda f: self.reactor.callFromThread(done, f.exception()))
+
+    def commit_now(self, write: Write) -> BaseException | None:
+        return self._pool.submit(self.storage.commit, write).exception()
+
+    def wait(self) -> BaseException | None:
+        return None if self._future is None else self._future.exception()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        self.storage.close()
 
 
 class CommitQueue:
@@ -111,13 +174,17 @@ class CommitQueue:
         outbox: Outbox,
         on_failure: Callable[[Batch], None] | None = None,
         meta: Callable[[], dict[str, str]] | None = None,
+        writer: Writer | None = None,
     ) -> None:
         self.storage = storage
         self.clock = clock
         self.outbox = outbox
         self.on_failure = on_failure
         self.meta = meta  # written with every commit (the server clock)
+        self.writer = writer  # None: commit on the loop's thread (tests, ":memory:")
         self.batch = Batch()
+        self.inflight: Batch | None = None
+        self._inflight_started = 0.0
         self.request: Request | None = None
         self._call: IDelayedCall | None = None
         self.commits = 0
@@ -139,8 +206,8 @@ class CommitQueue:
     # ----- staging --------------------------------------------------------------------------------
     @property
     def pending(self) -> bool:
-        """Whether anything is staged and not yet committed."""
-        return bool(self.batch)
+        """Whether anything is staged or being committed."""
+        return bool(self.batch) or self.inflight is not None
 
     def stage_room(self, code: str, room: Storable | None) -> None:
         """``room`` is stored as it is at the commit; ``None`` deletes it."""
@@ -163,6 +230,10 @@ class CommitQueue:
     def stage_meta(self, key: str, value: str) -> None:
         self._staging().meta[key] = value
 
+    def stage_purge(self, ended_before: float) -> None:
+        """O15: results that ended before this server time go with the batch."""
+        self._staging().purge_before = ended_before
+
     def _staging(self) -> Batch:
         if self.request is not None:
             self.request.staged = True
@@ -172,13 +243,13 @@ class CommitQueue:
 
     # ----- output (the Outbox interface) -------------------------------------------------------
     def send(self, peer: int, message: Mapping[str, Any]) -> None:
-        if self.batch:
+        if self.batch or self.inflight is not None or self.batch.held:
             self.batch.held.append(Held(peer, message, self.request))
         else:
             self.outbox.send(peer, message)
 
     def close(self, peer: int) -> None:
-        if self.batch:
+        if self.batch or self.inflight is not None or self.batch.held:
             self.batch.held.append(Held(peer, None, self.request))
         else:
             self.outbox.close(peer)
@@ -194,10 +265,14 @@ class CommitQueue:
 
     # ----- committing ---------------------------------------------------------------------------------
     def flush(self) -> bool:
-        """Commit the batch, then release its messages; ``False`` if the commit failed."""
-        # A scheduled flush that finds the batch already flushed (shutdown, restore) is a no-op:
-        # cheaper and simpler than cancelling it.
-        self._call = None
+        """Commit the batch, then release its messages; ``False`` if a commit failed.
+
+        With a writer, the commit is only started here (``True``); a batch formed while another
+        is in flight waits for it to land.
+        """
+        self._call = None  # a scheduled flush that finds nothing to do is a cheap no-op
+        if self.inflight is not None:
+            return True
         batch = self.batch
         self.batch = Batch()
         if self.request is not None and self.request.staged:
@@ -207,28 +282,81 @@ class CommitQueue:
         if not batch:
             self.deliver(batch.held)
             return True
+        write = self._write(batch)
+        self.inflight = batch
+        self._inflight_started = time.perf_counter()
+        if self.writer is None:
+            return self._landed(batch, _commit(self.storage, write))
+        self.writer.submit(write, lambda error: self._landed(batch, error))
+        return True
+
+    def drain(self) -> bool:
+        """Commit everything now, waiting for the writer (shutdown); ``False`` if a commit failed."""
+        ok = True
+        while True:
+            if self.inflight is not None and self.writer is not None:
+                ok = self._landed(self.inflight, self.writer.wait()) and ok
+                continue
+            if not (self.batch or self.batch.held):
+                return ok
+            if self.writer is None:
+                ok = self.flush() and ok
+                continue
+            batch = self.batch
+            self.batch = Batch()
+            if not batch:
+                self.deliver(batch.held)
+                continue
+            self.inflight = batch
+            self._inflight_started = time.perf_counter()
+            ok = self._landed(batch, self.writer.commit_now(self._write(batch))) and ok
+
+    def _write(self, batch: Batch) -> Write:
         if self.meta is not None:
             for key, value in self.meta().items():
                 batch.meta.setdefault(key, value)
-        started = time.perf_counter()
-        try:
-            self.storage.commit(batch.to_write())
-        except Exception:  # noqa: BLE001 - any storage failure: undo the batch, never crash the loop
+        return batch.to_write()
+
+    def _landed(self, batch: Batch, error: BaseException | None) -> bool:
+        """A commit finished (on the reactor thread): release its messages, or undo it."""
+        if self.inflight is not batch:
+            return True  # already handled by drain()
+        self.inflight = None
+        took = time.perf_counter() - self._inflight_started
+        if error is not None:
             self.failures += 1
             log.failure(
                 "commit_failed rooms={rooms} actions={actions} requests={requests}",
-                rooms=len(batch.rooms), actions=len(batch.actions), requests=len(batch.requests),
+                _failure_of(error), rooms=len(batch.rooms), actions=len(batch.actions),
+                requests=len(batch.requests),
             )
+            later, self.batch = self.batch, Batch()
+            batch.absorb(later)  # built on the failed batch: undone with it
             if self.on_failure is not None:
                 self.on_failure(batch)
             return False
-        took = time.perf_counter() - started
         self.commits += 1
         if took > SLOW_COMMIT:
-            log.warning("slow_commit ms={ms:.1f} rooms={rooms} actions={actions}",
+            log.warn("slow_commit ms={ms:.1f} rooms={rooms} actions={actions}",
                      ms=took * 1000, rooms=len(batch.rooms), actions=len(batch.actions))
         self.deliver(batch.held)
+        if (self.batch or self.batch.held) and self.writer is not None:
+            self.flush()  # the batch that formed meanwhile
         return True
 
 
-__all__ = ["Batch", "CommitQueue", "Held", "Outbox", "Request", "Storable"]
+def _commit(storage: Storage, write: Write) -> BaseException | None:
+    try:
+        storage.commit(write)
+    except Exception as exc:  # noqa: BLE001 - any storage failure: undo the batch, never crash the loop
+        return exc
+    return None
+
+
+def _failure_of(error: BaseException) -> Any:
+    from twisted.python.failure import Failure
+
+    return Failure(error, type(error), error.__traceback__)
+
+
+__all__ = ["Batch", "CommitQueue", "Held", "Outbox", "Request", "Storable", "ThreadedWriter", "Writer"]

@@ -214,10 +214,6 @@ class Rooms:
         self.peers: dict[int, PeerInfo] = {}
         self.peer_seat: dict[int, tuple[Room, Seat]] = {}
         self._pending: set[str] = set()
-        # Who was seated in each room the open batch touched, as it was before the batch: the
-        # connections to resynchronise if that batch's commit fails (ServerCore._commit_failed).
-        self._touched: dict[str, dict[int, int | None]] = {}
-        self._touched_batch: Batch | None = None
         saved = storage.meta("clock")
         self.offset = 0.0 if saved is None else clock.seconds() - float(saved)
 
@@ -662,11 +658,9 @@ class Rooms:
     # ----- persistence -------------------------------------------------------------------------------
     def _touch(self, room: Room) -> None:
         """Note who sits in ``room`` before the open batch changes it (see ``reload_after_failure``)."""
-        if self._touched_batch is not self.commits.batch:
-            self._touched_batch = self.commits.batch
-            self._touched = {}
-        if room.code not in self._touched:
-            self._touched[room.code] = {s.sid: s.peer for s in room.seats}
+        touched = self.commits.batch.touched
+        if room.code not in touched:
+            touched[room.code] = {s.sid: s.peer for s in room.seats}
 
     def _commit_room(
         self,
@@ -713,7 +707,7 @@ class Rooms:
         (O12), exactly as after a restart. The rooms are restored the way a restart restores
         them, and their timers wait at least a second so a failing disk is not hammered.
         """
-        touched = self._touched if self._touched_batch is batch else {}
+        touched: dict[str, dict[int, int | None]] = batch.touched
         codes = set(batch.rooms) | set(touched)
         peers: set[int] = set()
         for code in sorted(codes):
@@ -728,8 +722,6 @@ class Rooms:
             self._restore_room(code, stage=False, not_before=self.now() + 1.0)
         for peer in peers:
             self._detach(peer)
-        self._touched = {}
-        self._touched_batch = None
         log.warn("rooms_reloaded count={count} connections={peers}", count=len(codes), peers=len(peers))
         return peers
 
@@ -752,7 +744,7 @@ class Rooms:
                     self._detach(seat.peer)
             self._delete(room)
             gone += 1
-        self.storage.purge_results(now - self.config.result_ttl)
+        self.commits.stage_purge(now - self.config.result_ttl)
         if gone:
             log.info("rooms_expired count={count}", count=gone)
         return gone
@@ -864,7 +856,7 @@ class Rooms:
                 room.call.cancel()
             room.call = None
         self.tick()
-        self.commits.flush()
+        self.commits.drain()
 
     # ----- messages ------------------------------------------------------------------------------------
     def _send(self, peer: int, message: Mapping[str, Any]) -> None:

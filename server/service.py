@@ -14,6 +14,7 @@ from twisted.internet.defer import Deferred, DeferredList, maybeDeferred, succee
 from twisted.internet.interfaces import IListeningPort, IReactorTime
 from twisted.logger import Logger
 
+from mineduel.server.commits import ThreadedWriter
 from mineduel.server.config import Config, default_db_path
 from mineduel.server.discovery import DiscoveryServer
 from mineduel.server.match import RandBytes
@@ -54,6 +55,9 @@ class ServerHandle:
             waits.append(maybeDeferred(self.udp.stopListening))
 
         def close(_: Any) -> None:
+            writer = self.core.commits.writer
+            if writer is not None:
+                writer.close()
             self.storage.close()
 
         self._stopping = DeferredList(waits, consumeErrors=True).addCallback(close)
@@ -78,7 +82,12 @@ def start_server(
     ``clock`` defaults to ``reactor``; tests pass a ``task.Clock`` to drive deadlines while the
     sockets stay real.
     """
-    storage = storage if storage is not None else open_storage(config)
+    writer = None
+    if storage is None:
+        storage = open_storage(config)
+        if isinstance(storage, SQLiteStorage) and storage.path != ":memory:":
+            # Commits run on a worker thread with a second connection (server/commits.py).
+            writer = ThreadedWriter(SQLiteStorage(storage.path, synchronous=config.db_sync), reactor)
     factory = ServerFactory()
     core = ServerCore(
         clock=clock or reactor,
@@ -87,6 +96,7 @@ def start_server(
         outbox=factory,
         config=config,
         turns=reactor,
+        writer=writer,
     )
     factory.core = core
     tcp = reactor.listenTCP(config.port, factory, backlog=config.listen_backlog, interface=config.host)

@@ -19,7 +19,7 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
-from mineduel.server.commits import Batch, CommitQueue
+from mineduel.server.commits import Batch, CommitQueue, Writer
 from mineduel.server.config import Config
 from mineduel.server.match import RandBytes
 from mineduel.server.rooms import Outbox, PeerInfo, Rooms
@@ -71,13 +71,14 @@ class ServerCore:
         config: Config,
         wall: Callable[[], float] | None = None,
         turns: IReactorTime | None = None,
+        writer: Writer | None = None,
     ) -> None:
         self.clock = clock
         self.config = config
         # ``turns`` ends a reactor turn (the group commit): the reactor itself, even when tests
         # drive the rules' deadlines with a fake ``clock`` over real sockets.
         self.commits = CommitQueue(
-            storage=storage, clock=turns or clock, outbox=outbox, on_failure=self._commit_failed
+            storage=storage, clock=turns or clock, outbox=outbox, on_failure=self._commit_failed, writer=writer
         )
         self.outbox: Outbox = self.commits  # messages wait for the commit of what they show
         self.rooms = Rooms(

@@ -38,9 +38,13 @@ class Write:
     drop_actions: list[str] = field(default_factory=list)
     results: list[tuple[str, str, float, str]] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
+    purge_results_before: float | None = None  # O15: results that ended before this go
 
     def __bool__(self) -> bool:
-        return bool(self.rooms or self.actions or self.drop_actions or self.results or self.meta)
+        return bool(
+            self.rooms or self.actions or self.drop_actions or self.results or self.meta
+            or self.purge_results_before is not None
+        )
 
 
 class Storage(Protocol):
@@ -125,6 +129,8 @@ class SQLiteStorage:
                 [(m, s, _dumps(a)) for m, s, a in write.actions],
             )
             db.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?)", write.results)
+            if write.purge_results_before is not None:
+                db.execute("DELETE FROM results WHERE ended < ?", (write.purge_results_before,))
         except BaseException:
             db.execute("ROLLBACK")
             raise
@@ -195,6 +201,8 @@ class MemoryStorage:
             self.actions.setdefault(m, {})[s] = _dumps(a)
         for match_id, room, ended, record in write.results:
             self.results[match_id] = (room, ended, record)
+        if write.purge_results_before is not None:
+            self.purge_results(write.purge_results_before)
         self.commits += 1
 
     def meta(self, key: str) -> str | None:

@@ -99,7 +99,7 @@ class Client:
 class Harness:
     """A whole server core on a fake clock."""
 
-    def __init__(self, seed: int = 1, storage: Any = None, clock: Clock | None = None, **config: Any) -> None:
+    def __init__(self, seed: int = 1, storage: Any = None, clock: Clock | None = None, writer: Any = None, **config: Any) -> None:
         self.clock = clock or Clock()
         if clock is None:
             self.clock.advance(START)
@@ -113,6 +113,7 @@ class Harness:
             storage=self.storage,
             outbox=self.out,
             config=self.config,
+            writer=writer,
         )
         self.pids = iter(range(1, 10**6))
         self.rooms = self.core.rooms

@@ -24,6 +24,7 @@ from mineduel.client.scenes.online_game import OnlineGameScene, VerifyPopup
 from mineduel.client.tokens import SavedSession, TokenStore
 from mineduel.server.config import Config
 from mineduel.server.service import start_server
+from mineduel.server.storage import SQLiteStorage
 from mineduel.server.testing import oracle_message
 from mineduel.shared.bitboard import cells
 
@@ -42,7 +43,11 @@ class Server:
         self.clock.advance(1_700_000_000)
         settings = {"rate_per_second": 1e6, "rate_burst": 1e6, "idle_timeout": 1e6, "ping_interval": 1e6, **config}
         self.config = Config(host="127.0.0.1", port=0, udp_port=0, db=str(tmp_path / "server.db"), public_host="127.0.0.1", **settings)
-        self.handle = start_server(_reactor(), self.config, clock=self.clock)
+        # The server's storage is given, so it commits on the loop's own thread: the apps run on
+        # fake clocks advanced every frame, and a commit on a worker thread (real time, fsync)
+        # would let them time out while the reactor spins. The threaded writer has its own tests.
+        storage = SQLiteStorage(self.config.db)
+        self.handle = start_server(_reactor(), self.config, clock=self.clock, storage=storage)
         self.clock.advance(0)
 
     @property

@@ -242,3 +242,155 @@ def test_memory_storage_commit_is_all_or_nothing():
     with pytest.raises(ValueError, match="duplicate"):
         storage.commit(Write(rooms={"R": {"x": 1}}, actions=[("m", 0, {"a": 2})]))
     assert "R" not in storage.rooms and json.loads(storage.actions["m"][0]) == {"a": 1}
+
+
+class StepWriter:
+    """A writer whose commits land when the test says so (the threaded pipeline, deterministic)."""
+
+    def __init__(self, storage: MemoryStorage) -> None:
+        self.storage = storage
+        self.waiting: list[tuple[Write, object]] = []
+        self.now_commits = 0
+
+    def submit(self, write, done) -> None:
+        self.waiting.append((write, done))
+
+    def land(self, error: BaseException | None = None) -> None:
+        write, done = self.waiting.pop(0)
+        if error is None:
+            self.storage.commit(write)
+        done(error)
+
+    def commit_now(self, write):
+        self.now_commits += 1
+        self.storage.commit(write)
+        return None
+
+    def wait(self):
+        if self.waiting:
+            write, _ = self.waiting.pop(0)
+            self.storage.commit(write)
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+def threaded_harness() -> tuple[Harness, StepWriter]:
+    storage = MemoryStorage()
+    writer = StepWriter(storage)
+    h = Harness(storage=storage, writer=writer)
+    return h, writer
+
+
+def play(h: Harness, writer: StepWriter, client, **msg) -> list[dict]:
+    """One request in its own turn; the commit lands at once (set-up steps)."""
+    client.new()
+    h.core.line_received(client.pid, line(**msg))
+    h.turn()
+    while writer.waiting:
+        writer.land()
+    return client.new()
+
+
+def threaded_start(h: Harness, writer: StepWriter):
+    """Two clients with a match started, every set-up commit landed; (first player, second)."""
+    a = h.connect()
+    b = h.connect("10.0.0.2")
+    created = play(h, writer, a, type="create_room", client_seed="a")
+    code, a.token = created[0]["room"], created[0]["token"]
+    a.room = b.room = code
+    play(h, writer, b, type="join", room=code, client_seed="b")
+    play(h, writer, a, type="ready")
+    play(h, writer, b, type="ready")
+    return (a, b) if a.last("match_start")["seat"] == 0 else (b, a)
+
+
+def test_threaded_a_turn_formed_during_a_commit_waits_for_it_and_everything_is_held():
+    """Pipeline: while a commit is in flight nothing is shown, not even a pong; then all in order."""
+    h, writer = threaded_harness()
+    first, second = threaded_start(h, writer)
+    code = first.room
+    first.new(), second.new()
+    h.core.line_received(first.pid, line(type="explore", cell=[0, 0]))
+    h.turn()
+    assert len(writer.waiting) == 1 and first.new() == []
+    h.core.line_received(second.pid, line(type="ping"))
+    h.core.line_received(second.pid, line(type="explore", cell=[7, 7]))  # built on the one in flight
+    h.turn()
+    assert len(writer.waiting) == 1 and second.new() == []  # waits: one commit at a time
+    writer.land()
+    assert types(first) == ["state", "ok"]
+    assert types(second) == ["state"]  # the pong and the rest wait for the batch now in flight
+    assert len(writer.waiting) == 1  # it went as soon as the first one landed
+    writer.land()
+    assert types(first) == ["state"]
+    assert types(second) == ["pong", "state", "ok"]
+    assert sorted(h.storage.actions[h.match(first).id]) == [0, 1]
+
+
+def test_threaded_a_failed_commit_undoes_the_batch_built_on_top_of_it():
+    """Pipeline failure: the in-flight batch fails, so the later one (built on it) is undone too."""
+    h, writer = threaded_harness()
+    first, second = threaded_start(h, writer)
+    code = first.room
+    match_id = h.rooms.rooms[code].match.id
+    h.core.line_received(first.pid, line(type="explore", cell=[0, 0], id=1))
+    h.turn()
+    h.core.line_received(second.pid, line(type="explore", cell=[7, 7], id=2))
+    h.turn()
+    first.new(), second.new()
+    writer.land(OSError("disk full"))
+    for client, rid in ((first, 1), (second, 2)):
+        got = client.new()
+        assert got[0]["code"] == "internal_error" and got[0]["id"] == rid
+        assert not any(m["type"] in ("state", "ok") for m in got)
+        assert client.closed
+    assert h.rooms.rooms[code].match.seq == 0 and match_id not in h.storage.actions
+    assert not writer.waiting
+
+
+def test_threaded_shutdown_drains_the_commit_in_flight_and_the_rest():
+    """SIGTERM: stop() waits for the in-flight commit, commits what is staged, then says goodbye."""
+    h, writer = threaded_harness()
+    first, second = threaded_start(h, writer)
+    h.core.line_received(first.pid, line(type="explore", cell=[0, 0]))
+    h.turn()
+    h.core.line_received(second.pid, line(type="ping"))
+    assert writer.waiting
+    h.core.stop()
+    assert sorted(h.storage.actions[h.match(first).id]) == [0]
+    assert first.last("ok")["seq"] == 1
+    assert [m["type"] for m in second.messages][-2:] == ["pong", "server_closing"]
+    assert not writer.waiting and float(h.storage.meta("clock")) == h.rooms.now()  # all on disk
+    assert first.closed and second.closed
+
+
+def test_threaded_writer_commits_on_its_own_thread(tmp_path):
+    """ThreadedWriter: the transaction runs off the calling thread; ``done`` comes back via callFromThread."""
+    import threading
+
+    from mineduel.server.commits import ThreadedWriter
+    from mineduel.server.storage import SQLiteStorage
+
+    calls: list = []
+
+    class Reactor:
+        def callFromThread(self, fn, *args):
+            calls.append((fn, args))
+
+    main = SQLiteStorage(tmp_path / "db.sqlite3")
+    storage = SQLiteStorage(tmp_path / "db.sqlite3")
+    threads = []
+    commit = storage.commit
+    storage.commit = lambda write: (threads.append(threading.current_thread().name), commit(write))[1]
+    writer = ThreadedWriter(storage, Reactor())
+    landed: list = []
+    writer.submit(Write(meta={"k": "v"}), landed.append)
+    assert writer.wait() is None
+    writer.close()
+    (fn, args), = calls
+    fn(*args)
+    assert landed == [None] and threads and threads[0] != threading.current_thread().name
+    assert main.meta("k") == "v"  # committed, and visible to the loop's own connection
+    main.close()
