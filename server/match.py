@@ -30,6 +30,8 @@ from mineduel.shared.record import FORMAT, action_json, result_json
 RandBytes = Callable[[int], bytes]
 
 OPENING = (Phase.OPEN_EXPLORE, Phase.OPEN_PLANT)
+ROW_SALT = "salt"  # storage rows only: a plant's salt
+ROW_STATE = "match"  # storage rows only: deadline, stream position and end after the row
 FAIRNESS_VERSION = 1
 
 
@@ -142,6 +144,16 @@ class MatchHistory(Sequence[dict[str, Any]]):
         """R3b mine commitments in plant order, as hex."""
         data = self._plants
         return [data[s : s + _HASH].hex() for s in range(0, len(data), _PLANT_BYTES)]
+
+    def salt_at(self, index: int) -> str:
+        """The salt of the plant that is action ``index``, as hex."""
+        k = bisect_left(self._plant_seq, index)
+        if k == len(self._plant_seq) or self._plant_seq[k] != index:
+            raise KeyError(f"action {index} is not a plant")
+        if self._odd_salts and k in self._odd_salts:
+            return self._odd_salts[k]
+        end = _PLANT_BYTES * (k + 1)
+        return self._plants[end - fairness.SALT_BYTES : end].hex()
 
     def salts(self) -> list[str]:
         """The plants' secret salts in plant order, as hex."""
@@ -458,10 +470,57 @@ class LiveMatch:
             "stream_used": self.stream.consumed,
         }
 
+    def stored_rows(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The last ``entries`` as storage rows: each plant with its salt, the last row with the
+        match's clock state after them (``ROW_STATE``), so an action needs no room rewrite.
+
+        Rows never reach a client (only storage reads them): a salt shown before the end would
+        let the opponent find the mine's cell from its commitment.
+        """
+        first = self.seq - len(entries)
+        rows = []
+        for offset, entry in enumerate(entries):
+            row = dict(entry)
+            if entry["type"] == "plant":
+                row[ROW_SALT] = self.history.salt_at(first + offset)
+            rows.append(row)
+        if rows:
+            rows[-1][ROW_STATE] = {
+                "deadline": self.deadline,
+                "stream_used": self.stream.consumed,
+                "ended": self.ended,
+                "ended_wall": self.ended_wall,
+            }
+        return rows
+
     @classmethod
     def from_blob(cls, blob: dict[str, Any], actions: list[dict[str, Any]]) -> LiveMatch:
-        """Rebuild a match by replaying its stored actions through the engine."""
+        """Rebuild a match by replaying its stored actions through the engine.
+
+        ``actions`` are storage rows: record entries, plus (since group commit) each plant's
+        salt and, on the last row of each commit, the clock state — newer than the blob's when
+        the row is at or after the blob's ``seq``.
+        """
         from mineduel.shared.record import from_json
+
+        salts_in_rows: dict[int, str] = {}
+        state: dict[str, Any] | None = None
+        state_seq = -1
+        if any(ROW_SALT in a or ROW_STATE in a for a in actions):
+            cleaned = []
+            for index, row in enumerate(actions):
+                if ROW_SALT in row or ROW_STATE in row:
+                    row = dict(row)
+                    salt = row.pop(ROW_SALT, None)
+                    if salt is not None:
+                        salts_in_rows[index] = salt
+                    found = row.pop(ROW_STATE, None)
+                    if found is not None:
+                        state, state_seq = found, index
+                cleaned.append(row)
+            actions = cleaned
+        if state is not None and state_seq < blob.get("seq", 0):
+            state = None  # the blob was written after that row: it is newer
 
         match = cls(
             id=blob["id"],
@@ -477,22 +536,23 @@ class LiveMatch:
             names=tuple(blob.get("names", ("", ""))),  # type: ignore[arg-type]
         )
         record = from_json({"format": FORMAT, "variant": "online", "actions": actions})
-        salts = blob["salts"]
+        salts = blob.get("salts", [])
         for index, action in enumerate(record.actions):
             if match.state.apply(action) is not None:
                 raise ValueError(f"stored match {match.id}: action {index} is refused on replay")
             plant = None
             if action.type is ActionType.PLANT:
-                salt = salts[match.history.plants]
+                salt = salts_in_rows.get(index) or salts[match.history.plants]
                 assert action.cell is not None
                 commitment = fairness.mine_commitment(salt, match.id, index, action.seat, action.cell)
                 match.transcript = fairness.chain(match.transcript, commitment)
                 plant = (salt, commitment, match.transcript)
             match.history.restore(action, actions[index], plant)
-        match.deadline = blob["deadline"]
-        match.ended = blob["ended"]
-        match.ended_wall = blob.get("ended_wall")
-        match.stream = advanced_stream(match.signature, blob["stream_used"])
+        clock = state if state is not None else blob
+        match.deadline = clock["deadline"]
+        match.ended = clock["ended"]
+        match.ended_wall = clock.get("ended_wall")
+        match.stream = advanced_stream(match.signature, clock["stream_used"])
         return match
 
 

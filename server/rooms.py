@@ -34,10 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from twisted.internet.defer import Deferred
-from twisted.internet.interfaces import IDelayedCall, IReactorTime
-from twisted.logger import Logger
-
+import orjson
 from mineduel.server.commits import Batch, CommitQueue
 from mineduel.server.config import Config
 from mineduel.server.match import LiveMatch, RandBytes
@@ -45,6 +42,9 @@ from mineduel.server.storage import Storage
 from mineduel.shared import fairness, protocol
 from mineduel.shared.engine import Action, ActionType, Refusal
 from mineduel.shared.protocol import ErrorCode, ProtocolError, ServerType
+from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
+from twisted.logger import Logger
 
 log = Logger(namespace="mineduel.rooms")
 
@@ -115,6 +115,7 @@ class Room:
     number: int = 0  # matches started in this room (R1 nonce of the last one)
     match: LiveMatch | None = None
     call: IDelayedCall | None = None
+    final_record: dict[str, Any] | None = None  # the ended match's record, built once (not stored)
 
     @property
     def status(self) -> str:
@@ -165,7 +166,7 @@ class Room:
             "next_sid": self.next_sid,
             "number": self.number,
             "seats": [s.to_blob() for s in self.seats],
-            "match": None if self.match is None else self.match.to_blob(),
+            "match": None if self.match is None else {**self.match.to_blob(), "seq": self.match.seq},
         }
 
 
@@ -420,7 +421,7 @@ class Rooms:
         if isinstance(result, Refusal):  # the engine changed nothing (A1-A6)
             raise ProtocolError(result.value, _REFUSAL_TEXT.get(result, str(result)))
         self._touch(room)
-        self._commit_room(room, result)
+        self._commit_room(room, result, seats_changed=False)
         self._notify_match(room, result)
         return match.seq
 
@@ -546,18 +547,18 @@ class Rooms:
             return True
         return any(s.grace is not None and s.expired is None and s.grace <= now + EPS for s in room.seats)
 
-    def _settle(self, room: Room, now: float) -> tuple[list[dict[str, Any]], bool]:
+    def _settle(self, room: Room, now: float) -> tuple[list[dict[str, Any]], bool, bool]:
         """O6: every deadline due by ``now``, in time order: turn timeouts and ran-out graces.
 
-        Returns the new record entries and whether anything changed (a grace can run out
-        without an entry while the opponent is away too).
+        Returns the new record entries, whether anything changed (a grace can run out
+        without an entry while the opponent is away too) and whether a seat changed.
         """
         match = room.match
         pair = room.match_seats()
         entries: list[dict[str, Any]] = []
-        changed = False
+        changed = seats = False
         if match is None or pair is None:
-            return entries, changed
+            return entries, changed, seats
         while not match.over:
             due: list[tuple[float, int, int]] = []
             if match.deadline is not None and match.deadline <= now + EPS:
@@ -574,12 +575,13 @@ class Rooms:
                 continue
             seat, other = pair[rs], pair[1 - rs]
             seat.expired = at
+            seats = True
             if other.expired is not None:
                 entries += match.end_by(ActionType.VOID, rs, at, self.randbytes)  # both graces over
             elif other.peer is not None:
                 entries += match.end_by(ActionType.DISCONNECT, rs, at, self.randbytes)
             # else: the opponent is away too and still within its grace: wait (O12).
-        return entries, changed
+        return entries, changed, seats
 
     def _settle_and_publish(self, room: Room) -> None:
         """Settle due deadlines, store and announce them (before any request is looked at)."""
@@ -587,10 +589,10 @@ class Rooms:
         if not self._due(room, now):
             return
         self._touch(room)
-        entries, changed = self._settle(room, now)
+        entries, changed, seats = self._settle(room, now)
         if not changed:
             return
-        self._commit_room(room, entries)
+        self._commit_room(room, entries, seats_changed=seats)
         if entries:
             self._notify_match(room, entries)
 
@@ -668,22 +670,30 @@ class Rooms:
         entries: list[dict[str, Any]] | None = None,
         *,
         drop: list[str] | None = None,
+        seats_changed: bool = True,
     ) -> None:
-        """Stage ``room`` and its new record entries; they commit together with this turn's batch."""
+        """Stage ``room`` and its new record entries; they commit together with this turn's batch.
+
+        ``seats_changed=False`` (an action or a timeout: only the match moved) stores the new
+        record rows alone: they carry the match's clock state (``LiveMatch.stored_rows``), so the
+        room's blob is not rewritten for every action.
+        """
         match = room.match
         commits = self.commits
         if entries and match is not None and match.over:
             match.ended_wall = self.wall()
             for s in room.seats:
                 s.away_since = s.grace = s.expired = None
+            seats_changed = True
         for match_id in drop or ():
             commits.stage_drop(match_id)
-        commits.stage_room(room.code, room)
+        if seats_changed or not entries or match is None:
+            commits.stage_room(room.code, room)
         if entries and match is not None:
-            commits.stage_actions(match.id, match.seq - len(entries), entries)
+            commits.stage_actions(match.id, match.seq - len(entries), match.stored_rows(entries))
             if match.over:
-                record = match.record(room=room.code)
-                commits.stage_result(match.id, room.code, match.ended or self.now(), _json.dumps(record))
+                record = room.final_record = match.record(room=room.code)
+                commits.stage_result(match.id, room.code, match.ended or self.now(), orjson.dumps(record).decode())
                 log.info(
                     "match_ended room={room} match={match} reason={reason} winner={winner}",
                     room=room.code, match=match.id, reason=match.state.outcome().reason.value,  # type: ignore[union-attr]
@@ -953,7 +963,9 @@ class Rooms:
     def _match_end_message(self, room: Room, me: int) -> dict[str, Any]:
         match = room.match
         assert match is not None and match.over and match.ended is not None
-        record = match.record(room=room.code)
+        record = room.final_record
+        if record is None or record["match_id"] != match.id:
+            record = room.final_record = match.record(room=room.code)
         return {
             "type": ServerType.MATCH_END.value,
             "match_id": match.id,

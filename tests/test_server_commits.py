@@ -75,17 +75,41 @@ def test_replies_that_change_nothing_are_not_held():
 
 
 def test_a_room_changed_twice_in_a_turn_is_written_once_as_it_is_at_the_commit():
-    """Rooms are serialised at the commit: the stored blob is the latest state, the actions are all there."""
+    """Rooms are serialised at the commit: the stored blob is the latest state, written once."""
     h = Harness()
     first, second = h.start()
-    h.core.line_received(first.pid, line(type="explore", cell=[0, 0]))
-    h.core.line_received(second.pid, line(type="explore", cell=[7, 7]))
-    assert h.core.commits.batch.actions and len(h.core.commits.batch.rooms) == 1
+    h.core.connection_lost(second.pid)  # O12: second's seat is away (the room changes)
+    h.core.line_received(first.pid, line(type="resign"))  # the match ends (it changes again)
+    batch = h.core.commits.batch
+    assert list(batch.rooms) == [first.room]
     h.turn()
-    match = h.match(first)
-    assert sorted(h.storage.actions[match.id]) == [0, 1]
     stored = json.loads(h.storage.rooms[first.room])
     assert stored == json.loads(json.dumps(h.rooms.rooms[first.room].to_blob()))
+    assert stored["match"]["ended"] is not None
+
+
+def test_an_action_stores_its_row_not_the_room_and_a_restart_gets_the_same_match():
+    """Durability without rewriting the room: the action rows carry each plant's salt and the
+    match's clock state (deadline, fair-stream position), and a restore rebuilds it exactly."""
+    h = Harness()
+    first, second = h.start()
+    blob_before = h.storage.rooms[first.room]
+    first.send(type="explore", cell=[0, 0])
+    second.send(type="explore", cell=[7, 7])
+    first.send(type="plant", cell=[3, 3])
+    h.advance(20)  # O4: second's opening plant times out: an auto-move from the fair stream
+    assert h.storage.rooms[first.room] == blob_before  # the room was not rewritten
+    live = h.match(first)
+    again = Harness(storage=h.storage, clock=h.clock)
+    again.rooms.restore_all()
+    again.advance(0)
+    back = again.rooms.rooms[first.room].match
+    assert back.actions == live.actions and back.salts == live.salts
+    assert back.transcript == live.transcript and back.commitments == live.commitments
+    assert (back.deadline, back.stream.consumed, back.ended) == (live.deadline, live.stream.consumed, live.ended)
+    rows = [json.loads(r) for _, r in sorted(h.storage.actions[live.id].items())]
+    assert "salt" in rows[2] and rows[2]["type"] == "plant"
+    assert all("salt" not in r for r in rows if r["type"] != "plant")
 
 
 def test_actions_of_a_match_dropped_in_the_same_turn_are_not_written():
