@@ -261,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--profile", default=None, help="cProfile the server into this file")
     parser.add_argument("--py-spy", default=None, help="py-spy record the server during the window (raw stacks, idle included)")
-    parser.add_argument("--experiment", action="append", default=[], choices=["nodelay", "no-gc-freeze", "log-slow-commits", "trace-slow-turns"],
+    parser.add_argument("--experiment", action="append", default=[], choices=["nodelay", "no-gc-freeze", "commit-thread", "log-slow-commits", "trace-slow-turns"],
                         help="what-if server patch from server_experiments.py (measurement only, not production code)")
     parser.add_argument("--wait-quiet", type=float, default=0.0, metavar="S",
                         help="before each run wait up to S seconds for the (shared) machine to be idle")

@@ -15,6 +15,9 @@ their what-if figures.
 ``no-gc-freeze``
     The server without its garbage-collector policy (``server/gcpolicy.py``): what it buys.
 
+``commit-thread``
+    The server's ``--commit-thread`` (commits on a worker thread): what it costs and buys.
+
 ``log-slow-commits``, ``trace-slow-turns``
     Diagnostics only: log SQLite commits slower than 5 ms; log reactor turns over 20 ms, split
     into timers and I/O.
@@ -42,6 +45,19 @@ def no_gc_freeze() -> None:
     from mineduel.server import gcpolicy
 
     gcpolicy.FreezeAfterFullCollections.install = lambda self: (lambda: None)  # type: ignore[method-assign]
+
+
+def commit_thread() -> None:
+    """``mine-duel-server --commit-thread``: each batch commits on a worker thread."""
+    from mineduel.server import cli
+
+    orig = cli.parse_args
+
+    def parse_args(argv: Any) -> Any:
+        config, level = orig(argv)
+        return config.with_(commit_thread=True), level
+
+    cli.parse_args = parse_args
 
 
 def log_slow_commits() -> None:
@@ -100,6 +116,7 @@ def trace_slow_turns() -> None:
 EXPERIMENTS = {
     "nodelay": nodelay,
     "no-gc-freeze": no_gc_freeze,
+    "commit-thread": commit_thread,
     "log-slow-commits": log_slow_commits,
     "trace-slow-turns": trace_slow_turns,
 }

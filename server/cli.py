@@ -21,6 +21,7 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
     parser.add_argument("--no-discovery", action="store_true", help="do not answer LAN discovery")
     parser.add_argument("--db", default=None, help=f"SQLite database path (default {default_db_path()})")
     parser.add_argument("--db-sync", default="FULL", choices=["FULL", "NORMAL", "EXTRA"], help="SQLite synchronous mode (FULL: every accepted action survives power loss)")
+    parser.add_argument("--commit-thread", action="store_true", help="commit to the database on a worker thread (for slow disks: an fsync then never stalls the game loop)")
     parser.add_argument("--name", default="MINE DUEL server", help="server name shown by LAN discovery")
     parser.add_argument("--public-host", default=None, help="host written into invite links (default: the address each client dialled)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warn", "error"])
@@ -38,6 +39,7 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
         udp_port=None if args.no_discovery else args.udp_port,
         db=args.db,
         db_sync=args.db_sync,
+        commit_thread=args.commit_thread,
         name=args.name,
         public_host=args.public_host,
         turn_seconds=args.turn_seconds,

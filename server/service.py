@@ -9,11 +9,6 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from twisted.application import service
-from twisted.internet.defer import Deferred, DeferredList, maybeDeferred, succeed
-from twisted.internet.interfaces import IListeningPort, IReactorTime
-from twisted.logger import Logger
-
 from mineduel.server.commits import ThreadedWriter
 from mineduel.server.config import Config, default_db_path
 from mineduel.server.discovery import DiscoveryServer
@@ -21,6 +16,10 @@ from mineduel.server.match import RandBytes
 from mineduel.server.net import ServerFactory
 from mineduel.server.session import ServerCore
 from mineduel.server.storage import SQLiteStorage, Storage
+from twisted.application import service
+from twisted.internet.defer import Deferred, DeferredList, maybeDeferred, succeed
+from twisted.internet.interfaces import IListeningPort, IReactorTime
+from twisted.logger import Logger
 
 log = Logger(namespace="mineduel.service")
 
@@ -85,7 +84,7 @@ def start_server(
     writer = None
     if storage is None:
         storage = open_storage(config)
-        if isinstance(storage, SQLiteStorage) and storage.path != ":memory:":
+        if config.commit_thread and isinstance(storage, SQLiteStorage) and storage.path != ":memory:":
             # Commits run on a worker thread with a second connection (server/commits.py).
             writer = ThreadedWriter(SQLiteStorage(storage.path, synchronous=config.db_sync), reactor)
     factory = ServerFactory()

@@ -104,9 +104,19 @@ async def _oracle_turns(server: Server, code: str, first: LineClient, second: Li
     assert not until_over or match.over
 
 
+@pytest_twisted.async_yield_fixture(params=[False, True], ids=["loop-commit", "commit-thread"])
+async def either_server(tmp_path, request):
+    """The server committing on its loop's thread (default) or on a worker thread (--commit-thread)."""
+    s = Server(tmp_path, commit_thread=request.param)
+    assert (s.handle.core.commits.writer is not None) is request.param
+    yield s
+    await s.stop()
+
+
 @pytest_twisted.ensureDeferred
-async def test_full_session_ko_then_rematch(server):
+async def test_full_session_ko_then_rematch(either_server):
     """O1–O3, O7–O8, O13–O14: create → join → ready → opening → turns → KO → reveal → rematch with sides swapped."""
+    server = either_server
     first, second, code = await _seated(server)
     await first.request("explore", cell=[0, 0])
     await second.request("explore", cell=[7, 7])
@@ -245,19 +255,21 @@ class _ServerProcess(tprotocol.ProcessProtocol):
         self.ended.callback(None)
 
 
-def _spawn(db: str) -> _ServerProcess:
+def _spawn(db: str, *extra: str) -> _ServerProcess:
     proc = _ServerProcess()
     args = [sys.executable, "-m", "mineduel.server", "--host", "127.0.0.1", "--port", "0",
-            "--no-discovery", "--db", db, "--turn-seconds", "600"]
+            "--no-discovery", "--db", db, "--turn-seconds", "600", *extra]
     _reactor().spawnProcess(proc, sys.executable, args, env=dict(os.environ))
     return proc
 
 
 @pytest_twisted.ensureDeferred
-async def test_sigkill_mid_match_and_restart_continues_exactly(tmp_path):
+@pytest.mark.parametrize("thread", [False, True], ids=["loop-commit", "commit-thread"])
+async def test_sigkill_mid_match_and_restart_continues_exactly(tmp_path, thread):
     """Durability: a server killed with SIGKILL mid-match restarts on its database; both resume and the match goes on from the same state."""
     db = str(tmp_path / "kill.db")
-    proc = _spawn(db)
+    extra = ("--commit-thread",) if thread else ()
+    proc = _spawn(db, *extra)
     port = await proc.listening
     a = await connect(_reactor(), "127.0.0.1", port)
     b = await connect(_reactor(), "127.0.0.1", port)
@@ -281,7 +293,7 @@ async def test_sigkill_mid_match_and_restart_continues_exactly(tmp_path):
     await first.lost
     await second.lost
 
-    proc2 = _spawn(db)
+    proc2 = _spawn(db, *extra)
     port2 = await proc2.listening
     first2 = await connect(_reactor(), "127.0.0.1", port2)
     second2 = await connect(_reactor(), "127.0.0.1", port2)
