@@ -36,9 +36,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mineduel.server.storage import Storage, Write
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
+
+from mineduel.server.storage import Storage, Write
 
 log = Logger(namespace="mineduel.commits")
 

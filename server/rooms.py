@@ -35,6 +35,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import orjson
+from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
+from twisted.logger import Logger
+
 from mineduel.server.commits import Batch, CommitQueue
 from mineduel.server.config import Config
 from mineduel.server.match import LiveMatch, RandBytes
@@ -42,9 +46,7 @@ from mineduel.server.storage import Storage
 from mineduel.shared import fairness, protocol
 from mineduel.shared.engine import Action, ActionType, Refusal
 from mineduel.shared.protocol import ErrorCode, ProtocolError, ServerType
-from twisted.internet.defer import Deferred
-from twisted.internet.interfaces import IDelayedCall, IReactorTime
-from twisted.logger import Logger
+
 
 log = Logger(namespace="mineduel.rooms")
 

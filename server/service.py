@@ -9,6 +9,11 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from twisted.application import service
+from twisted.internet.defer import Deferred, DeferredList, maybeDeferred, succeed
+from twisted.internet.interfaces import IListeningPort, IReactorTime
+from twisted.logger import Logger
+
 from mineduel.server.commits import ThreadedWriter
 from mineduel.server.config import Config, default_db_path
 from mineduel.server.discovery import DiscoveryServer
@@ -16,10 +21,7 @@ from mineduel.server.match import RandBytes
 from mineduel.server.net import ServerFactory
 from mineduel.server.session import ServerCore
 from mineduel.server.storage import SQLiteStorage, Storage
-from twisted.application import service
-from twisted.internet.defer import Deferred, DeferredList, maybeDeferred, succeed
-from twisted.internet.interfaces import IListeningPort, IReactorTime
-from twisted.logger import Logger
+
 
 log = Logger(namespace="mineduel.service")
 
