@@ -70,6 +70,10 @@ def cells(mask: Mask) -> Iterator[Cell]:
 _POP8: Final = tuple(b.bit_count() for b in range(256))
 _SELECT8: Final = tuple(tuple(i for i in range(8) if b >> i & 1) for b in range(256))
 
+BYTE_BITS: Final[tuple[tuple[int, ...], ...]] = _SELECT8
+"""``BYTE_BITS[b]``: the set bits of byte ``b`` in ascending order, so a loop over a mask's
+cells can walk it a row (8 cells) at a time without a generator step per cell."""
+
 
 def nth_cell(mask: Mask, n: int) -> Cell:
     """The ``n``-th cell (0-based, ascending) of ``mask``; ``IndexError`` if there is none.

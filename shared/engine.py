@@ -10,12 +10,12 @@ Seat ``0`` is always the first player (V1); the server maps people to seats.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, fields
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol
 
-from mineduel.shared.bitboard import CELLS, FULL, NEIGHBOURS, Cell, Mask, cells, nth_cell
+from mineduel.shared.bitboard import BYTE_BITS, CELLS, FULL, NEIGHBOURS, Cell, Mask, cells, nth_cell
 
 
 class Variant(StrEnum):
@@ -37,6 +37,9 @@ class Phase(StrEnum):
 
 
 NORMAL_PHASES = frozenset({Phase.EXPLORE, Phase.PLANT, Phase.END_WAIT})
+
+_ALL_CLOSED = (-1,) * CELLS
+"""numbers() of a board with nothing revealed."""
 
 
 class ActionType(StrEnum):
@@ -160,6 +163,25 @@ class SeatView:
         return self.my_markers & ~self.revealed & ~self.my_mines
 
 
+_VIEW_FIELDS = (
+    "seat", "variant", "phase", "to_move", "turn", "revealed", "revealed_by_me", "numbers",
+    "my_mines", "my_markers", "opponent_markers", "quota_left", "outcome", "deadline",
+)
+if tuple(f.name for f in fields(SeatView)) != _VIEW_FIELDS or hasattr(SeatView, "__post_init__"):
+    raise RuntimeError("SeatView changed: update _VIEW_FIELDS and GameState.view")  # pragma: no cover
+_new_view: Callable[[type[SeatView]], SeatView] = object.__new__
+# The slot setters of SeatView. GameState.view fills a new SeatView through them: the frozen
+# dataclass __init__ goes through object.__setattr__ once per field and costs twice as much
+# (measured in benchmarks/bench_views.py), and the server builds two views per action. The
+# check above keeps this in step with the dataclass (same fields, same order, no __post_init__).
+_SET: tuple[Callable[[SeatView, Any], None], ...] = tuple(getattr(SeatView, n).__set__ for n in _VIEW_FIELDS)
+(
+    _set_seat, _set_variant, _set_phase, _set_to_move, _set_turn, _set_revealed, _set_revealed_by_me,
+    _set_numbers, _set_my_mines, _set_my_markers, _set_opponent_markers, _set_quota_left,
+    _set_outcome, _set_deadline,
+) = _SET
+
+
 @dataclass(frozen=True, slots=True)
 class FinalReveal:
     """O13: everything, once the match is over."""
@@ -191,6 +213,7 @@ class GameState:
         "marker_used",
         "_outcome",
         "ko_cell",
+        "_numbers",
     )
 
     def __init__(self, variant: Variant | str = Variant.CPU) -> None:
@@ -205,6 +228,8 @@ class GameState:
         self.marker_used = False
         self._outcome: Outcome | None = None
         self.ko_cell: Cell | None = None
+        # numbers() for (revealed, all mines): a cache, not part of the position (snapshot()).
+        self._numbers: tuple[Mask, Mask, tuple[int, ...]] = (0, 0, _ALL_CLOSED)
 
     # ----- copying and comparing --------------------------------------------------------
     def copy(self) -> GameState:
@@ -263,12 +288,28 @@ class GameState:
         return (NEIGHBOURS[cell] & (self.mines[0] | self.mines[1])).bit_count()
 
     def numbers(self) -> tuple[int, ...]:
-        """Numbers of revealed cells, ``-1`` for the others (B4: only revealed cells show them)."""
+        """Numbers of revealed cells, ``-1`` for the others (B4: only revealed cells show them).
+
+        The last result is kept with the masks it came from: both seats' views after an
+        action, and every action that neither opens a cell nor plants, share one computation.
+        """
         mines = self.mines[0] | self.mines[1]
+        revealed = self.revealed
+        memo = self._numbers
+        if memo[0] == revealed and memo[1] == mines:
+            return memo[2]
         out = [-1] * CELLS
-        for c in cells(self.revealed):
-            out[c] = (NEIGHBOURS[c] & mines).bit_count()
-        return tuple(out)
+        rest = revealed
+        base = 0
+        while rest:  # a byte (a row) at a time: no generator step per revealed cell
+            for i in BYTE_BITS[rest & 0xFF]:
+                c = base + i
+                out[c] = (NEIGHBOURS[c] & mines).bit_count()
+            rest >>= 8
+            base += 8
+        numbers = tuple(out)
+        self._numbers = (revealed, mines, numbers)
+        return numbers
 
     def revealer(self, cell: Cell) -> int | None:
         """B3: who revealed ``cell`` first, or ``None`` if it is closed."""
@@ -495,24 +536,24 @@ class GameState:
     # ----- what the seats and tools may see -----------------------------------------------
     def view(self, seat: int, deadline: float | None = None) -> SeatView:
         """V2: the seat's own view; never the opponent's mines or whether a cell overlaps."""
-        other = 1 - seat
-        by_me = self.revealed_by0 if seat == 0 else self.revealed & ~self.revealed_by0
-        return SeatView(
-            seat=seat,
-            variant=self.variant,
-            phase=self.phase,
-            to_move=self.to_move,
-            turn=self.turn,
-            revealed=self.revealed,
-            revealed_by_me=by_me,
-            numbers=self.numbers(),
-            my_mines=self.mines[seat],
-            my_markers=self.markers[seat],
-            opponent_markers=self.markers[other],
-            quota_left=self.quota_left if self.to_move == seat else 0,
-            outcome=self._outcome,
-            deadline=deadline,
-        )
+        revealed = self.revealed
+        to_move = self.to_move
+        view = _new_view(SeatView)  # filled slot by slot: see _SET (the same object as SeatView(...))
+        _set_seat(view, seat)
+        _set_variant(view, self.variant)
+        _set_phase(view, self.phase)
+        _set_to_move(view, to_move)
+        _set_turn(view, self.turn)
+        _set_revealed(view, revealed)
+        _set_revealed_by_me(view, self.revealed_by0 if seat == 0 else revealed & ~self.revealed_by0)
+        _set_numbers(view, self.numbers())
+        _set_my_mines(view, self.mines[seat])
+        _set_my_markers(view, self.markers[seat])
+        _set_opponent_markers(view, self.markers[1 - seat])
+        _set_quota_left(view, self.quota_left if to_move == seat else 0)
+        _set_outcome(view, self._outcome)
+        _set_deadline(view, deadline)
+        return view
 
     def reveal(self) -> FinalReveal:
         """O13: all mines with owners, overlaps, each marker right or wrong — only after the end."""
