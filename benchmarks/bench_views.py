@@ -6,13 +6,14 @@ After every accepted action the server builds, for each seat, ``state.view(seat,
 then ``protocol.state_message(view, ...)`` (which calls ``board_json``), then encodes it. This
 benchmark times each step on a fixed list of positions — the state after every action of
 ``--games`` seeded random games (half of them "careful": they avoid exploring the opponent's
-mines, so boards fill up), in game order — for the current code and for a copy of the code it
-replaced (``Old*`` below), and prints µs per call (median of ``--runs`` passes) and old/new.
+mines, so boards fill up) — for the current code and for a copy of the code it replaced
+(``old_*`` below), and prints µs per call (median of ``--runs`` passes) and old/new.
 
-``view`` is timed as the server calls it: both seats in turn on a state whose remembered
-numbers are cold (fresh copies each pass), so the first seat computes them and the second
-reuses them. (In the server a flag, unflag or end of turn also reuses the previous action's
-numbers; here it does not, so the new figure is slightly pessimistic.)
+Both seats are handled in turn for each position, as the server does, so the second seat
+finds the numbers (``GameState.numbers``) and their rows (``protocol.board_json``) remembered
+from the first. The positions are timed in a shuffled order, as in a busy server where other
+matches' actions come in between: an action never finds the previous action's numbers.
+``--ideas`` also times each idea on its own.
 """
 
 from __future__ import annotations
@@ -270,12 +271,10 @@ def positions(seed: int, games: int) -> list[GameState]:
 # ----- timing ------------------------------------------------------------------------------------
 
 
-def per_call(fn: Callable[[], int], runs: int, prepare: Callable[[], None] | None = None) -> float:
+def per_call(fn: Callable[[], int], runs: int) -> float:
     """Median over ``runs`` passes of µs per call; ``fn`` runs one pass and returns its call count."""
     samples = []
     for _ in range(runs):
-        if prepare is not None:
-            prepare()
         gc.collect()
         gc.disable()
         try:
@@ -297,12 +296,11 @@ def main() -> None:
 
     base = positions(args.seed, args.games)
     deadline, now = 1_700_000_020.123456, 1_700_000_003.5
-    views = [s.view(seat, deadline) for s in base for seat in (0, 1)]
     kw: dict[str, Any] = {"match_id": "0123456789abcdef", "seq": 17, "now": now, "transcript": "ab" * 32, "events": []}
     # The same values before timing anything: views, board layers, messages, bytes, reveals.
-    for i, state in enumerate(base):
+    for state in base:
         for seat in (0, 1):
-            new, old = views[2 * i + seat], old_view(state, seat, deadline)
+            new, old = state.view(seat, deadline), old_view(state, seat, deadline)
             assert new == old
             assert protocol.board_json(new) == old_board_json(old)
             new_msg, old_msg = protocol.state_message(new, **kw), old_state_message(old, **kw)
@@ -316,17 +314,16 @@ def main() -> None:
         f"Python {sys.version.split()[0]}, encode via {protocol.CODEC}"
     )
 
-    fresh: list[GameState] = []
-
-    def refresh() -> None:  # cold remembered numbers for every position
-        fresh[:] = [s.copy() for s in base]
+    timed = base.copy()
+    random.Random(args.seed).shuffle(timed)
+    views = [s.view(seat, deadline) for s in timed for seat in (0, 1)]
 
     def view_pairs(make: Callable[[GameState, int, float | None], SeatView]) -> Callable[[], int]:
         def run() -> int:
-            for s in fresh:
+            for s in timed:
                 make(s, 0, deadline)
                 make(s, 1, deadline)
-            return 2 * len(fresh)
+            return 2 * len(timed)
         return run
 
     def each_view(fn: Callable[[SeatView], object]) -> Callable[[], int]:
@@ -343,19 +340,19 @@ def main() -> None:
         encode = protocol.encode
 
         def run() -> int:  # everything the server does for both seats after one action
-            for s in fresh:
+            for s in timed:
                 for seat in (0, 1):
                     encode(build(make(s, seat, deadline), match_id="0123456789abcdef", seq=17, now=now,
                                  transcript="ab" * 32, events=[]))
-            return len(fresh)
+            return len(timed)
         return run
 
     messages = [protocol.state_message(v, **kw) for v in views]
-    ended = [(s.reveal(), seat) for s in base if s.over for seat in (0, 1)]
+    ended = [(s.reveal(), seat) for s in timed if s.over for seat in (0, 1)]
     rows: list[tuple[str, float, float]] = []
     r = args.runs
-    rows.append(("view (per seat)", per_call(view_pairs(old_view), r, refresh),
-                 per_call(view_pairs(GameState.view), r, refresh)))
+    rows.append(("view (per seat)", per_call(view_pairs(old_view), r),
+                 per_call(view_pairs(GameState.view), r)))
     rows.append(("board_json", per_call(each_view(old_board_json), r), per_call(each_view(protocol.board_json), r)))
     rows.append(("state_message (incl. board)", per_call(each_view(message(old_state_message)), r),
                  per_call(each_view(message(protocol.state_message)), r)))
@@ -364,8 +361,8 @@ def main() -> None:
     rows.append(("reveal_json (end of match)",
                  per_call(lambda: sum(1 for rv, seat in ended if old_reveal_json(rv, seat)), r),
                  per_call(lambda: sum(1 for rv, seat in ended if protocol.reveal_json(rv, seat)), r)))
-    rows.append(("per action: 2 x (view+message+encode)", per_call(action(old_view, old_state_message), r, refresh),
-                 per_call(action(GameState.view, protocol.state_message), r, refresh)))
+    rows.append(("per action: 2 x (view+message+encode)", per_call(action(old_view, old_state_message), r),
+                 per_call(action(GameState.view, protocol.state_message), r)))
     print(f"{'µs per call':40s} {'old':>8s} {'new':>8s} {'old/new':>8s}")
     for name, old, new in rows:
         print(f"{name:40s} {old:8.2f} {new:8.2f} {old / new:7.1f}x")
@@ -375,9 +372,9 @@ def main() -> None:
 
     def each_state(fn: Callable[[GameState], object]) -> Callable[[], int]:
         def run() -> int:
-            for st in base:
+            for st in timed:
                 fn(st)
-            return len(base)
+            return len(timed)
         return run
 
     for v in views:
@@ -386,11 +383,11 @@ def main() -> None:
     ideas = [
         ("numbers(): cells() generator", per_call(each_state(old_numbers), r)),
         ("numbers(): a byte at a time, no memo", per_call(each_state(numbers_by_bytes), r)),
-        ("view: dataclass(**kw), old numbers", per_call(view_pairs(old_view), r, refresh)),
-        ("view: dataclass(*args), old numbers", per_call(view_pairs(view_with(old_numbers, False)), r, refresh)),
-        ("view: slot setters (loop), old numbers", per_call(view_pairs(view_with(old_numbers, True)), r, refresh)),
-        ("view: dataclass(*args), remembered numbers", per_call(view_pairs(view_with(GameState.numbers, False)), r, refresh)),
-        ("view: current (setters written out + memo)", per_call(view_pairs(GameState.view), r, refresh)),
+        ("view: dataclass(**kw), old numbers", per_call(view_pairs(old_view), r)),
+        ("view: dataclass(*args), old numbers", per_call(view_pairs(view_with(old_numbers, False)), r)),
+        ("view: slot setters (loop), old numbers", per_call(view_pairs(view_with(old_numbers, True)), r)),
+        ("view: dataclass(*args), remembered numbers", per_call(view_pairs(view_with(GameState.numbers, False)), r)),
+        ("view: current (setters written out + memo)", per_call(view_pairs(GameState.view), r)),
         ("board: per-cell loops (old)", per_call(each_view(old_board_json), r)),
         ("board: tables, comprehension rows, no memo", per_call(each_view(board_comprehension), r)),
         ("board: tables written out, no memo", per_call(each_view(board_unremembered), r)),

@@ -38,8 +38,10 @@ class Phase(StrEnum):
 
 NORMAL_PHASES = frozenset({Phase.EXPLORE, Phase.PLANT, Phase.END_WAIT})
 
-_ALL_CLOSED = (-1,) * CELLS
-"""numbers() of a board with nothing revealed."""
+_numbers_memo: tuple[int, int, tuple[int, ...]] = (0, 0, (-1,) * CELLS)
+"""The last ``GameState.numbers()``: (revealed, all mines, numbers). Keyed by value, so it is
+only a cache; one for the module rather than a slot per state, which would keep a 64-tuple
+alive in every match the server holds."""
 
 
 class ActionType(StrEnum):
@@ -213,7 +215,6 @@ class GameState:
         "marker_used",
         "_outcome",
         "ko_cell",
-        "_numbers",
     )
 
     def __init__(self, variant: Variant | str = Variant.CPU) -> None:
@@ -228,8 +229,6 @@ class GameState:
         self.marker_used = False
         self._outcome: Outcome | None = None
         self.ko_cell: Cell | None = None
-        # numbers() for (revealed, all mines): a cache, not part of the position (snapshot()).
-        self._numbers: tuple[Mask, Mask, tuple[int, ...]] = (0, 0, _ALL_CLOSED)
 
     # ----- copying and comparing --------------------------------------------------------
     def copy(self) -> GameState:
@@ -290,12 +289,13 @@ class GameState:
     def numbers(self) -> tuple[int, ...]:
         """Numbers of revealed cells, ``-1`` for the others (B4: only revealed cells show them).
 
-        The last result is kept with the masks it came from: both seats' views after an
-        action, and every action that neither opens a cell nor plants, share one computation.
+        The last result (of any state) is kept with the masks it came from, so the server's
+        two views after an action share one computation (see :data:`_numbers_memo`).
         """
+        global _numbers_memo
         mines = self.mines[0] | self.mines[1]
         revealed = self.revealed
-        memo = self._numbers
+        memo = _numbers_memo
         if memo[0] == revealed and memo[1] == mines:
             return memo[2]
         out = [-1] * CELLS
@@ -308,7 +308,7 @@ class GameState:
             rest >>= 8
             base += 8
         numbers = tuple(out)
-        self._numbers = (revealed, mines, numbers)
+        _numbers_memo = (revealed, mines, numbers)
         return numbers
 
     def revealer(self, cell: Cell) -> int | None:
