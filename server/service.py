@@ -88,7 +88,7 @@ def start_server(
         storage = open_storage(config)
         if config.commit_thread and isinstance(storage, SQLiteStorage) and storage.path != ":memory:":
             # Commits run on a worker thread with a second connection (server/commits.py).
-            writer = ThreadedWriter(SQLiteStorage(storage.path, synchronous=config.db_sync), reactor)
+            writer = ThreadedWriter(storage, reactor)
     factory = ServerFactory()
     core = ServerCore(
         clock=clock or reactor,

@@ -105,6 +105,11 @@ class SQLiteStorage:
             CREATE INDEX IF NOT EXISTS results_ended ON results (ended);
             """
         )
+        # Reads get a connection of their own (WAL: they see committed data only and never wait
+        # for a writer), so a commit may finish on another thread while the loop reads.
+        self._read = self._db
+        if self.path != ":memory:":
+            self._read = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         version = self.meta("schema")
         if version is None:
             self.commit(Write(meta={"schema": SCHEMA_VERSION}))
@@ -112,6 +117,11 @@ class SQLiteStorage:
             raise RuntimeError(f"{self.path}: database schema {version}, expected {SCHEMA_VERSION}")
 
     def commit(self, write: Write) -> None:
+        self.prepare(write)
+        self.finish()
+
+    def prepare(self, write: Write) -> None:
+        """Open the transaction and write ``write`` into it (no sync yet); raise and undo on error."""
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -134,17 +144,30 @@ class SQLiteStorage:
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        db.execute("COMMIT")
+
+    def finish(self) -> None:
+        """Commit what :meth:`prepare` wrote: the fsync. May run on another thread (the GIL is
+        released while SQLite syncs), as long as nothing else uses the write connection meanwhile."""
+        db = self._db
+        try:
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                try:
+                    db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            raise
 
     def meta(self, key: str) -> str | None:
-        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        row = self._read.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
     def room_codes(self) -> list[str]:
-        return [r[0] for r in self._db.execute("SELECT code FROM rooms ORDER BY code")]
+        return [r[0] for r in self._read.execute("SELECT code FROM rooms ORDER BY code")]
 
     def load_room(self, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-        row = self._db.execute("SELECT data FROM rooms WHERE code = ?", (code,)).fetchone()
+        row = self._read.execute("SELECT data FROM rooms WHERE code = ?", (code,)).fetchone()
         if row is None:
             return None
         blob = _loads(row[0])
@@ -153,14 +176,14 @@ class SQLiteStorage:
         if match is not None:
             actions = [
                 _loads(r[0])
-                for r in self._db.execute(
+                for r in self._read.execute(
                     "SELECT data FROM actions WHERE match_id = ? ORDER BY seq", (match["id"],)
                 )
             ]
         return blob, actions
 
     def load_result(self, match_id: str) -> str | None:
-        row = self._db.execute("SELECT record FROM results WHERE match_id = ?", (match_id,)).fetchone()
+        row = self._read.execute("SELECT record FROM results WHERE match_id = ?", (match_id,)).fetchone()
         return None if row is None else row[0]
 
     def purge_results(self, ended_before: float) -> int:
@@ -168,6 +191,8 @@ class SQLiteStorage:
         return cur.rowcount
 
     def close(self) -> None:
+        if self._read is not self._db:
+            self._read.close()
         self._db.close()
 
 

@@ -391,7 +391,7 @@ def test_threaded_shutdown_drains_the_commit_in_flight_and_the_rest():
 
 
 def test_threaded_writer_commits_on_its_own_thread(tmp_path):
-    """ThreadedWriter: the transaction runs off the calling thread; ``done`` comes back via callFromThread."""
+    """ThreadedWriter: the commit (the sync) runs off the calling thread; ``done`` comes back via callFromThread."""
     import threading
 
     from mineduel.server.commits import ThreadedWriter
@@ -406,13 +406,14 @@ def test_threaded_writer_commits_on_its_own_thread(tmp_path):
     main = SQLiteStorage(tmp_path / "db.sqlite3")
     storage = SQLiteStorage(tmp_path / "db.sqlite3")
     threads = []
-    commit = storage.commit
-    storage.commit = lambda write: (threads.append(threading.current_thread().name), commit(write))[1]
+    finish = storage.finish
+    storage.finish = lambda: (threads.append(threading.current_thread().name), finish())[1]
     writer = ThreadedWriter(storage, Reactor())
     landed: list = []
     writer.submit(Write(meta={"k": "v"}), landed.append)
     assert writer.wait() is None
     writer.close()
+    storage.close()
     (fn, args), = calls
     fn(*args)
     assert landed == [None] and threads and threads[0] != threading.current_thread().name
