@@ -275,6 +275,10 @@ class CommitQueue:
     def deliver(self, held: list[Held]) -> None:
         """Send held messages now, in order (also used by ``on_failure`` for the ones it keeps)."""
         out = self.outbox
+        send_all = getattr(out, "send_all", None)
+        if send_all is not None:  # the Twisted factory: one write per connection
+            send_all([(item.peer, item.message) for item in held])
+            return
         for item in held:
             if item.message is None:
                 out.close(item.peer)

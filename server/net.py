@@ -7,7 +7,7 @@ connection and has an integer id the core uses as its address.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from twisted.internet.protocol import Factory
@@ -48,6 +48,34 @@ class LineProtocol(LineOnlyReceiver):
         self.factory.core.connection_lost(self.pid)
 
 
+def write_now(transport: Any, data: bytes) -> None:
+    """Send at once when nothing is queued, else queue behind what is.
+
+    Twisted queues every write and sends it on the next poll, which costs two ``epoll_ctl`` calls
+    and a write event per connection per turn (measured: about a tenth of the server's time at
+    saturation). Nearly always the socket takes a whole message at once: then it goes now.
+    """
+    sock = getattr(transport, "socket", None)
+    if (
+        sock is None
+        or not getattr(transport, "connected", False)
+        or getattr(transport, "disconnecting", True)
+        or getattr(transport, "_tempDataBuffer", True)
+        or getattr(transport, "offset", 0) != len(getattr(transport, "dataBuffer", b""))
+    ):
+        transport.write(data)
+        return
+    try:
+        sent = sock.send(data)
+    except BlockingIOError:
+        sent = 0
+    except OSError:
+        transport.write(data)  # Twisted finds the broken connection and reports it as usual
+        return
+    if sent < len(data):
+        transport.write(data[sent:])
+
+
 class ServerFactory(Factory):
     """Builds :class:`LineProtocol`s and is the core's outbox."""
 
@@ -62,7 +90,23 @@ class ServerFactory(Factory):
     def send(self, peer: int, message: Mapping[str, Any]) -> None:
         proto = self.protocols.get(peer)
         if proto is not None and proto.transport is not None:
-            proto.transport.write(protocol.encode(message))
+            write_now(proto.transport, protocol.encode(message))
+
+    def send_all(self, items: Sequence[tuple[int, Mapping[str, Any] | None]]) -> None:
+        """Messages (``None``: close) in order: one write per connection, closes after its data."""
+        lines: dict[int, list[bytes]] = {}
+        closing: list[int] = []
+        for peer, message in items:
+            if message is None:
+                closing.append(peer)
+            else:
+                lines.setdefault(peer, []).append(protocol.encode(message))
+        for peer, chunks in lines.items():
+            proto = self.protocols.get(peer)
+            if proto is not None and proto.transport is not None:
+                write_now(proto.transport, b"".join(chunks))
+        for peer in closing:
+            self.close(peer)
 
     def close(self, peer: int) -> None:
         proto = self.protocols.get(peer)
