@@ -91,6 +91,7 @@ class Batch:
     meta: dict[str, str] = field(default_factory=dict)
     purge_before: float | None = None
     held: list[Held] = field(default_factory=list)
+    held_peers: set[int] = field(default_factory=set)
     requests: list[Request] = field(default_factory=list)
     # Per room code, what the room logic noted before its first change in this batch (who sat
     # where): what it needs to undo the batch if its commit fails.
@@ -106,6 +107,7 @@ class Batch:
         """Take a later batch in (both are undone together after a failed commit)."""
         self.rooms.update(later.rooms)
         self.held += later.held
+        self.held_peers |= later.held_peers
         self.requests += later.requests
         for code, noted in later.touched.items():
             self.touched.setdefault(code, noted)
@@ -262,15 +264,28 @@ class CommitQueue:
     # ----- output (the Outbox interface) -------------------------------------------------------
     def send(self, peer: int, message: Mapping[str, Any]) -> None:
         if self.batch or self.inflight is not None or self.batch.held:
-            self.batch.held.append(Held(peer, message, self.request))
+            self._hold(peer, message)
+        else:
+            self.outbox.send(peer, message)
+
+    def send_now(self, peer: int, message: Mapping[str, Any]) -> None:
+        """A message that shows no game state (``ping``, ``pong``, ``welcome``): it waits only
+        behind messages already held for the same connection, never for a commit."""
+        inflight = self.inflight
+        if peer in self.batch.held_peers or (inflight is not None and peer in inflight.held_peers):
+            self._hold(peer, message)
         else:
             self.outbox.send(peer, message)
 
     def close(self, peer: int) -> None:
         if self.batch or self.inflight is not None or self.batch.held:
-            self.batch.held.append(Held(peer, None, self.request))
+            self._hold(peer, None)
         else:
             self.outbox.close(peer)
+
+    def _hold(self, peer: int, message: Mapping[str, Any] | None) -> None:
+        self.batch.held.append(Held(peer, message, self.request))
+        self.batch.held_peers.add(peer)
 
     def deliver(self, held: list[Held]) -> None:
         """Send held messages now, in order (also used by ``on_failure`` for the ones it keeps)."""

@@ -208,7 +208,7 @@ class ServerCore:
         for pid in chunk:
             conn = self.conns.get(pid)
             if conn is not None and not conn.closed:
-                self.outbox.send(pid, msg)
+                self.commits.send_now(pid, msg)
 
     # ----- lines -----------------------------------------------------------------------------------
     def line_too_long(self, pid: int) -> None:
@@ -323,7 +323,7 @@ class ServerCore:
             rid = protocol.request_id(msg)
             if rid is not None:
                 reply["id"] = rid
-            self.outbox.send(pid, reply)
+            self.commits.send_now(pid, reply)
             return
         if kind is ClientType.HELLO:
             self._hello(conn, msg)
@@ -425,4 +425,4 @@ class ServerCore:
         rid = protocol.request_id(msg)
         if rid is not None:
             welcome["id"] = rid
-        self.outbox.send(conn.info.id, welcome)
+        self.commits.send_now(conn.info.id, welcome)

@@ -419,3 +419,18 @@ def test_threaded_writer_commits_on_its_own_thread(tmp_path):
     assert landed == [None] and threads and threads[0] != threading.current_thread().name
     assert main.meta("k") == "v"  # committed, and visible to the loop's own connection
     main.close()
+
+
+def test_a_pong_does_not_wait_for_a_commit_but_keeps_its_place_behind_held_messages():
+    """A pong shows no state: it goes at once, unless that connection already has held messages."""
+    h = Harness()
+    first, second = h.start()
+    bystander = h.connect("10.0.0.9")
+    first.new(), second.new()
+    h.core.line_received(first.pid, line(type="explore", cell=[0, 0]))  # staged: a commit is due
+    h.core.line_received(bystander.pid, line(type="ping", id=1))
+    assert types(bystander) == ["pong"]  # not held
+    h.core.line_received(second.pid, line(type="ping", id=2))
+    assert second.new() == []  # second has a held state: its pong waits behind it
+    h.turn()
+    assert types(second) == ["state", "pong"]
