@@ -29,6 +29,10 @@ from mineduel.shared import protocol
 Predicate = Callable[[dict[str, Any]], bool]
 
 
+UNPARSED_ERRORS = ("rate_limited", "line_too_long")
+"""Errors about a line the server did not parse, so they cannot carry its ``id``."""
+
+
 class ServerError(Exception):
     """The server answered a request with ``error``; ``code`` is its error code."""
 
@@ -112,7 +116,17 @@ class LineClient(LineOnlyReceiver):
     async def request(self, type: str, **fields: Any) -> dict[str, Any]:  # noqa: A002
         """Send a request with a fresh ``id``; its reply (``error`` raises :class:`ServerError`)."""
         rid = f"c{next(self._ids)}"
-        reply = self.wait_for(pred=lambda m: m.get("id") == rid)
+        after = len(self.messages)
+
+        def answers(m: dict[str, Any]) -> bool:
+            # A line refused before it was parsed (rate, length) gets an error without its id;
+            # it answers the request that was waiting when it came (PROTOCOL.md §9).
+            return m.get("id") == rid or (
+                m["type"] == "error" and "id" not in m and m.get("code") in UNPARSED_ERRORS
+                and any(x is m for x in self.messages[after:])
+            )
+
+        reply = self.wait_for(pred=answers)
         self.send(type=type, id=rid, **fields)
         msg = await reply
         if msg["type"] == "error":

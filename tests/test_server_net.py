@@ -359,3 +359,19 @@ async def test_make_service_starts_and_stops(tmp_path):
     assert (await c.hello())["type"] == "welcome"
     await top.stopService()
     await c.lost
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_rate_limited_request_is_answered_in_the_client_library(tmp_path):
+    """Limits: a line refused before it is parsed cannot echo its id; LineClient.request still gets
+    that error as its answer instead of waiting forever (PROTOCOL.md §9)."""
+    s = Server(tmp_path, rate_per_second=0.001, rate_burst=3.0)
+    try:
+        c = await s.client()  # hello takes one token
+        await c.request("ping")
+        await c.request("ping")
+        with pytest.raises(ServerError) as info:
+            await c.request("ping")
+        assert info.value.code == "rate_limited"
+    finally:
+        await s.stop()
