@@ -222,17 +222,6 @@ class MatchHistory(Sequence[dict[str, Any]]):
             self._odd = {}
         self._odd[i] = entry
 
-    def truncate(self, actions: int, plants: int) -> None:
-        """Forget everything after the first ``actions`` actions and ``plants`` plants (rollback)."""
-        del self._codes[2 * actions :]
-        del self._at[actions:]
-        del self._plant_seq[plants:]
-        del self._plants[_PLANT_BYTES * plants :]
-        if self._odd:
-            self._odd = {i: e for i, e in self._odd.items() if i < actions} or None
-        if self._odd_salts:
-            self._odd_salts = {k: s for k, s in self._odd_salts.items() if k < plants} or None
-
 
 @dataclass
 class LiveMatch:
@@ -384,25 +373,6 @@ class LiveMatch:
         if isinstance(result, Refusal):  # pragma: no cover - a server bug, never a user error
             raise AssertionError(f"server action {action} refused: {result}")  # noqa: TRY004 - a bug, not bad input
         return result
-
-    # ----- rollback ------------------------------------------------------------------------
-    def checkpoint(self) -> tuple[Any, ...]:
-        return (
-            self.state.copy(),
-            len(self.history),
-            self.history.plants,
-            self.transcript,
-            self.deadline,
-            self.ended,
-            self.ended_wall,
-            self.stream.consumed,
-        )
-
-    def rollback(self, cp: tuple[Any, ...]) -> None:
-        state, n_actions, n_salts, self.transcript, self.deadline, self.ended, self.ended_wall, used = cp
-        self.state = state
-        self.history.truncate(n_actions, n_salts)
-        self.stream = advanced_stream(self.signature, used)
 
     # ----- the record ------------------------------------------------------------------------
     def fairness_json(self, *, reveal: bool) -> dict[str, Any]:

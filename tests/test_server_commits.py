@@ -274,7 +274,6 @@ class StepWriter:
     def __init__(self, storage: MemoryStorage) -> None:
         self.storage = storage
         self.waiting: list[tuple[Write, object]] = []
-        self.now_commits = 0
 
     def submit(self, write, done) -> None:
         self.waiting.append((write, done))
@@ -286,15 +285,12 @@ class StepWriter:
         done(error)
 
     def commit_now(self, write):
-        self.now_commits += 1
         self.storage.commit(write)
-        return None
 
     def wait(self):
         if self.waiting:
             write, _ = self.waiting.pop(0)
             self.storage.commit(write)
-        return None
 
     def close(self) -> None:
         pass
@@ -334,7 +330,6 @@ def test_threaded_a_turn_formed_during_a_commit_waits_for_it_and_everything_is_h
     """Pipeline: while a commit is in flight nothing is shown, not even a pong; then all in order."""
     h, writer = threaded_harness()
     first, second = threaded_start(h, writer)
-    code = first.room
     first.new(), second.new()
     h.core.line_received(first.pid, line(type="explore", cell=[0, 0]))
     h.turn()

@@ -10,7 +10,6 @@ import json
 
 import pytest
 
-from mineduel.server.match import advanced_stream
 from mineduel.server.testing import Harness, oracle_message, play_to_score_end
 from mineduel.shared import fairness, protocol
 from mineduel.shared.engine import Phase
