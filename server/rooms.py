@@ -32,14 +32,14 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
-from mineduel.server.commits import Batch, CommitQueue
+from mineduel.server.commits import Batch, CommitQueue, Outbox
 from mineduel.server.config import Config
 from mineduel.server.match import LiveMatch, RandBytes
 from mineduel.server.storage import Storage
@@ -54,14 +54,6 @@ EPS = 1e-6
 """Float slack when a timer fires exactly at a deadline."""
 
 BLOB_VERSION = 1
-
-
-class Outbox(Protocol):
-    """Where messages go: the Twisted factory in production, a recorder in tests."""
-
-    def send(self, peer: int, message: Mapping[str, Any]) -> None: ...
-
-    def close(self, peer: int) -> None: ...
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The session layer: hello, heartbeats, limits, request validation and dispatch.
 
 Transport-free like ``rooms.py``: a connection is an integer id, lines arrive as bytes and
-leave through the :class:`~mineduel.server.rooms.Outbox`. ``net.py`` adapts it to Twisted;
+leave through the :class:`~mineduel.server.commits.Outbox`. ``net.py`` adapts it to Twisted;
 tests drive it with ``task.Clock`` and a recording outbox.
 
 Check order for every line (docs/PROTOCOL.md, "Errors"): line length → rate → JSON object →
@@ -19,10 +19,10 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
-from mineduel.server.commits import Batch, CommitQueue, Writer
+from mineduel.server.commits import Batch, CommitQueue, Outbox, Writer
 from mineduel.server.config import Config
 from mineduel.server.match import RandBytes
-from mineduel.server.rooms import Outbox, PeerInfo, Rooms
+from mineduel.server.rooms import PeerInfo, Rooms
 from mineduel.server.storage import Storage
 from mineduel.shared import protocol
 from mineduel.shared.protocol import ClientType, ErrorCode, ProtocolError, ServerType
