@@ -429,3 +429,18 @@ def test_a_pong_does_not_wait_for_a_commit_but_keeps_its_place_behind_held_messa
     assert second.new() == []  # second has a held state: its pong waits behind it
     h.turn()
     assert types(second) == ["state", "pong"]
+
+
+def test_a_room_does_not_keep_its_ended_match_record_in_memory():
+    """Memory: the record built at the end serves storage and both match_end messages, then goes
+    (kept, it cost ~15 KB per room: RSS 94 -> 173 MB over 10 minutes of 5,000 matches)."""
+    h = Harness()
+    first, second = h.start()
+    first.send(type="resign")
+    room = h.rooms.rooms[first.room]
+    assert room.match.over and room.final_record is None
+    assert first.last("match_end")["record"]["match_id"] == room.match.id
+    again = h.connect("10.0.0.1")
+    again.send(type="resume", room=first.room, token=first.token)
+    assert again.last("match_end")["record"] == first.last("match_end")["record"]
+    assert room.final_record is None
