@@ -258,7 +258,7 @@ class CommitQueue:
         if self.request is not None:
             self.request.staged = True
         if self._call is None:
-            self._call = self.clock.callLater(0, self.flush)
+            self._call = self.clock.callLater(0, self._scheduled_flush)
         return self.batch
 
     # ----- output (the Outbox interface) -------------------------------------------------------
@@ -307,7 +307,9 @@ class CommitQueue:
         With a writer, the commit is only started here (``True``); a batch formed while another
         is in flight waits for it to land.
         """
-        self._call = None  # a scheduled flush that finds nothing to do is a cheap no-op
+        call, self._call = self._call, None
+        if call is not None and call.active():
+            call.cancel()  # flushed early (shutdown, restore, tests): the end-of-turn one is moot
         if self.inflight is not None:
             return True
         batch = self.batch
@@ -326,6 +328,10 @@ class CommitQueue:
             return self._landed(batch, _commit(self.storage, write))
         self.writer.submit(write, lambda error: self._landed(batch, error))
         return True
+
+    def _scheduled_flush(self) -> None:
+        self._call = None
+        self.flush()
 
     def drain(self) -> bool:
         """Commit everything now, waiting for the writer (shutdown); ``False`` if a commit failed."""
