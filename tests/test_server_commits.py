@@ -17,7 +17,7 @@ from twisted.internet import defer, protocol as tprotocol, task
 
 from mineduel.server.commits import CommitQueue
 from mineduel.server.config import Config
-from mineduel.server.gcpolicy import FreezeAfterFullCollections
+from mineduel.server.gcpolicy import YOUNG_THRESHOLD, FreezeAfterFullCollections
 from mineduel.server.net import LineProtocol
 from mineduel.server.service import start_server
 from mineduel.server.session import PING_SLICES
@@ -206,8 +206,10 @@ def test_gc_policy_freezes_after_full_collections_and_can_be_removed():
     """gcpolicy: the heap is frozen at install and again one turn after each full collection."""
     clock = task.Clock()
     policy = FreezeAfterFullCollections(clock)
+    before = gc.get_threshold()
     uninstall = policy.install()
     try:
+        assert gc.get_threshold()[0] == YOUNG_THRESHOLD
         frozen = gc.get_freeze_count()
         assert frozen > 0
         garbage = [object()]
@@ -220,7 +222,7 @@ def test_gc_policy_freezes_after_full_collections_and_can_be_removed():
     finally:
         uninstall()
         gc.unfreeze()
-    assert policy._callback not in gc.callbacks
+    assert policy._callback not in gc.callbacks and gc.get_threshold() == before
 
 
 @pytest_twisted.ensureDeferred
