@@ -4,24 +4,27 @@ Every change the room logic accepts is *staged* here instead of being committed 
 the first staged change of a turn schedules :meth:`CommitQueue.flush` with ``callLater(0)``,
 which Twisted runs after every line read in that turn has been handled and before it polls
 again. The flush writes everything staged in one transaction, so one fsync serves every
-player who acted in that turn (measured: 1,423 → 3,247 actions/s on its own,
+player who acted in that turn (measured: 1,423 → 3,199 actions/s on its own,
 docs/PERFORMANCE.md).
 
 The promise of issue 5 ("an accepted action is on disk before it is acknowledged") is kept by
 *holding* messages: from the first staged change of a batch until its commit, everything the
 server sends (and every connection it closes) waits in the batch and goes out, in order, only
 after the commit. Messages sent while nothing is staged go out at once: they cannot depend on
-anything uncommitted.
+anything uncommitted. ``ping``/``pong``/``welcome`` (:meth:`CommitQueue.send_now`) show no state
+and only wait behind messages already held for their connection.
 
 Rooms are staged by reference and serialised at flush time, so a room changed five times in a
 turn is written once, as it is at the commit (this is also what keeps a restore slice's write
 from ever replacing a newer one).
 
-With a :class:`ThreadedWriter` (the default for an SQLite file) the transaction runs on a
-worker thread with its own connection while the loop goes on: SQLite releases the GIL while it
-writes and syncs, so the fsync no longer stops the loop. One commit is in flight at a time; the
-next batch forms meanwhile and goes when it lands. While anything is staged or in flight, every
-message is held, so even a refusal never reflects state that is not on disk yet.
+With a :class:`ThreadedWriter` (``--commit-thread``, for slow disks) the commit's sync runs on a
+worker thread while the loop goes on: SQLite releases the GIL while it syncs, so an fsync no
+longer stops the loop. One commit is in flight at a time; the next batch forms meanwhile and
+goes when it lands. While anything is staged or in flight, every message is held, so even a
+refusal never reflects state that is not on disk yet. Measured on a normal disk it costs more
+CPU per action than committing on the loop (the threads hand the GIL back and forth), so it is
+not the default.
 
 If a commit fails, the batch's holder (``on_failure``) decides what to undo; the held
 messages are handed to it rather than sent (see ``ServerCore._commit_failed``). A batch formed
