@@ -22,7 +22,7 @@ from mineduel.server.net import LineProtocol
 from mineduel.server.service import start_server
 from mineduel.server.session import PING_SLICES
 from mineduel.server.storage import MemoryStorage, Write
-from mineduel.server.testing import Harness, RecordingOutbox
+from mineduel.server.testing import Harness, RecordingOutbox, oracle_message
 
 
 def line(**msg) -> bytes:
@@ -446,3 +446,71 @@ def test_a_room_does_not_keep_its_ended_match_record_in_memory():
     again.send(type="resume", room=first.room, token=first.token)
     assert again.last("match_end")["record"] == first.last("match_end")["record"]
     assert room.final_record is None
+
+
+def _stored_match(h: Harness, code: str):
+    from mineduel.server.match import LiveMatch
+
+    loaded = h.storage.load_room(code)
+    assert loaded is not None, code
+    blob, rows = loaded
+    return None if blob["match"] is None else LiveMatch.from_blob(blob["match"], rows)
+
+
+def _seated_again(h: Harness, old, address: str):
+    """A closed client's program reconnects and resumes with its token (O12)."""
+    c = h.connect(address)
+    c.token, c.room = old.token, old.room
+    c.send(type="resume", room=old.room, token=old.token)
+    return c
+
+
+def test_what_is_in_memory_is_what_a_restart_would_restore_under_random_failures():
+    """Durability as a property: after every reactor turn — actions, timeouts, drops, resumes and
+    commits that fail at random — each running match in memory is exactly the match a restart
+    would rebuild from the database (record, salts, transcript, deadline, fair-stream position)."""
+    import random
+
+    for seed in range(12):
+        rng = random.Random(seed)
+        h = Harness(seed=seed)
+        pairs = [list(h.start()) for _ in range(3)]
+        for step in range(150):
+            if rng.random() < 0.12:
+                h.storage.fail_next = True
+            pair = rng.choice(pairs)
+            for i, client in enumerate(pair):
+                if client.closed:
+                    pair[i] = _seated_again(h, client, f"10.9.{seed}.{step % 250}")
+            first = pair[0]
+            room = h.rooms.rooms[first.room]
+            roll = rng.random()
+            if room.match.over:
+                for client in pair:
+                    client.send(type="rematch")
+            elif roll < 0.7:
+                state = room.match.state
+                sid = room.match.players[state.to_move]
+                movers = [c for c in pair if c.pid in h.rooms.peer_seat and h.rooms.peer_seat[c.pid][1].sid == sid]
+                if movers:
+                    movers[0].send(**oracle_message(state))
+            elif roll < 0.87:
+                h.advance(rng.choice([1.0, 7.5, 20.0, 21.0]))
+            elif roll < 0.92:
+                rng.choice(pair).send(type="resign")
+            else:
+                victim = rng.choice(pair)
+                victim.drop()
+                pair[pair.index(victim)] = _seated_again(h, victim, f"10.8.{seed}.{step % 250}")
+            h.storage.fail_next = False
+            for code, live in h.rooms.rooms.items():
+                stored = _stored_match(h, code)
+                if live.match is None or stored is None:
+                    assert live.match is None and stored is None
+                    continue
+                assert stored.id == live.match.id
+                assert stored.actions == live.match.actions, (seed, step)
+                assert (stored.salts, stored.transcript) == (live.match.salts, live.match.transcript)
+                assert (stored.deadline, stored.ended) == (live.match.deadline, live.match.ended)
+                assert stored.stream.consumed == live.match.stream.consumed
+        assert h.core.commits.failures > 0
