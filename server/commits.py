@@ -130,7 +130,7 @@ class Batch:
 class Writer(Protocol):
     """Runs storage commits off the caller's turn; ``done`` is called back on the reactor thread."""
 
-    def submit(self, write: Write, done: Callable[[BaseException | None], None]) -> None: ...
+    def submit(self, write: Write, done: Callable[[BaseException | None], object]) -> None: ...
 
     def commit_now(self, write: Write) -> BaseException | None:
         """Commit and wait (shutdown); the result, not a later ``done``."""
@@ -157,7 +157,7 @@ class ThreadedWriter:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mineduel-commit")
         self._future: Future[None] | None = None
 
-    def submit(self, write: Write, done: Callable[[BaseException | None], None]) -> None:
+    def submit(self, write: Write, done: Callable[[BaseException | None], object]) -> None:
         prepare = getattr(self.storage, "prepare", None)
         finish = getattr(self.storage, "finish", None)
         if prepare is not None and finish is not None:
