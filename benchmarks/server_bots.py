@@ -966,6 +966,10 @@ async def restore(reactor: Any, server: ServerProcess, cfg: dict[str, Any]) -> d
             "rss_restored_mb": rss_bytes(server.pid) / 2**20,
             "machine_busy_cores": (busy_b[0] - busy_a[0]) / CLK_TCK / (t_b - t_a),
         }
+        if rec["max_gap_ms"] is None:
+            # The restore ended before the probe's first report (a few rooms): the whole restore
+            # bounds its longest stall.
+            rec["max_gap_ms"] = rec["restore_s"] * 1000
         rec["kb_per_restored_room"] = (rec["rss_restored_mb"] - out["rss_base_mb"]) * 1024 / max(1, cfg["matches"])
         out["restarts"].append(rec)
     # Every bot comes back with its token and the matches go on to their end.
