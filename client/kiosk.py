@@ -603,15 +603,16 @@ class Kiosk:
             canvas.blit(shapes.rounded((max(10, round(inner * share)), 10), 5, palette.PRIMARY), track.topleft)
 
     def _draw_pin(self, canvas: pygame.Surface) -> None:
-        # Operator text, English only (the players never see it; docs/KIOSK.md).
-        fonts = self.ctx.fonts
+        ctx = self.ctx
+        fonts = ctx.fonts
         card = self._card(canvas, 210)
-        blit_text(canvas, fonts, "Admin", 24, palette.INK, bold=True, center=(card.centerx, card.top + 38))
-        blit_text(canvas, fonts, "Type the PIN, then Enter (Esc cancels)", 15, palette.INK_SOFT, center=(card.centerx, card.top + 74))
+        blit_text(canvas, fonts, ctx.t("kiosk.admin_title"), 24, palette.INK, bold=True, center=(card.centerx, card.top + 38))
+        blit_text(canvas, fonts, ctx.t("kiosk.admin_prompt"), 15, palette.INK_SOFT, center=(card.centerx, card.top + 74))
         typed = len(self.pin or "")
         slots = max(PIN_LENGTHS[0], typed)  # never hints at the PIN's length
         x = card.centerx - (slots * 26 - 10) // 2
         for i in range(slots):
             color = palette.PRIMARY if i < typed else palette.CARD_RAISED
             canvas.blit(shapes.circle(16, color), (x + i * 26, card.top + 118))
-        blit_text(canvas, fonts, "Closes by itself after 30 s", 13, palette.INK_FAINT, center=(card.centerx, card.top + 172))
+        blit_text(canvas, fonts, ctx.t("kiosk.admin_timeout", seconds=round(PIN_TIMEOUT)), 13, palette.INK_FAINT,
+                  center=(card.centerx, card.top + 172))
