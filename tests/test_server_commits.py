@@ -514,3 +514,39 @@ def test_what_is_in_memory_is_what_a_restart_would_restore_under_random_failures
                 assert (stored.deadline, stored.ended) == (live.match.deadline, live.match.ended)
                 assert stored.stream.consumed == live.match.stream.consumed
         assert h.core.commits.failures > 0
+
+
+def test_a_full_disk_refuses_the_turn_and_play_resumes_when_there_is_room(tmp_path):
+    """Bad input / full disk (real SQLite): while the database cannot grow, a move gets
+    internal_error and nothing of it is stored or shown; once there is room again, the players
+    resume and the same move is accepted."""
+    from mineduel.server.storage import SQLiteStorage
+
+    storage = SQLiteStorage(tmp_path / "full.sqlite3")
+    h = Harness(storage=storage)
+    first, second = h.start()
+    match_id = h.match(first).id
+    db = storage._db
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    pages = db.execute("PRAGMA page_count").fetchone()[0]
+    db.execute(f"PRAGMA max_page_count = {pages}")  # SQLITE_FULL as soon as the file must grow
+    by_seat = {first.seat: first, second.seat: second}
+    for _ in range(60):  # moves until the file's last free page is used up
+        state = h.match(first).state
+        got = by_seat[state.to_move].send(**oracle_message(state))
+        if got[0]["type"] == "error":
+            break
+    assert got[0]["code"] == "internal_error" and h.core.commits.failures == 1
+    stored_before = storage.load_room(first.room)[1]
+    assert len(stored_before) == h.match(first).seq  # what is in memory is what is on disk
+    db.execute("PRAGMA max_page_count = 1073741823")  # room again
+    again = {}
+    for old, address in ((first, "10.0.0.1"), (second, "10.0.0.2")):
+        c = h.connect(address)
+        c.token, c.room = old.token, old.room
+        assert c.send(type="resume", room=old.room, token=old.token)[0]["resumed"] is True
+        again[old.last("match_start")["seat"]] = c
+    state = h.match(first).state
+    assert again[state.to_move].send(**oracle_message(state))[-1]["type"] == "ok"
+    assert h.match(first).id == match_id and len(storage.load_room(first.room)[1]) == h.match(first).seq
+    storage.close()
