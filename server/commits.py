@@ -304,11 +304,11 @@ class CommitQueue:
                 out.send(item.peer, item.message)
 
     # ----- committing ---------------------------------------------------------------------------------
-    def flush(self) -> bool:
+    def flush(self, *, wait: bool = False) -> bool:
         """Commit the batch, then release its messages; ``False`` if a commit failed.
 
-        With a writer, the commit is only started here (``True``); a batch formed while another
-        is in flight waits for it to land.
+        With a writer, the commit is only started here (``True``) unless ``wait``; a batch
+        formed while another is in flight waits for it to land.
         """
         call, self._call = self._call, None
         if call is not None and call.active():
@@ -317,10 +317,6 @@ class CommitQueue:
             return True
         batch = self.batch
         self.batch = Batch()
-        if self.request is not None and self.request.staged:
-            # A flush in the middle of a request (shutdown): its reply is in this batch.
-            batch.requests.append(self.request)
-            self.request = Request(self.request.peer, self.request.rid, self.request.kind)
         if not batch:
             self.deliver(batch.held)
             return True
@@ -329,6 +325,8 @@ class CommitQueue:
         self._inflight_started = time.perf_counter()
         if self.writer is None:
             return self._landed(batch, _commit(self.storage, write))
+        if wait:
+            return self._landed(batch, self.writer.commit_now(write))
         self.writer.submit(write, lambda error: self._landed(batch, error))
         return True
 
@@ -342,20 +340,10 @@ class CommitQueue:
         while True:
             if self.inflight is not None and self.writer is not None:
                 ok = self._landed(self.inflight, self.writer.wait()) and ok
-                continue
-            if not (self.batch or self.batch.held):
+            elif self.batch or self.batch.held:
+                ok = self.flush(wait=True) and ok
+            else:
                 return ok
-            if self.writer is None:
-                ok = self.flush() and ok
-                continue
-            batch = self.batch
-            self.batch = Batch()
-            if not batch:
-                self.deliver(batch.held)
-                continue
-            self.inflight = batch
-            self._inflight_started = time.perf_counter()
-            ok = self._landed(batch, self.writer.commit_now(self._write(batch))) and ok
 
     def _write(self, batch: Batch) -> Write:
         if self.meta is not None:

@@ -264,10 +264,8 @@ class ServerCore:
         that changed nothing and concern nobody closed are still delivered.
         """
         close = self.rooms.reload_after_failure(batch)
-        staged = {id(r) for r in batch.requests}
-        self.commits.deliver(
-            [h for h in batch.held if h.peer not in close and (h.request is None or id(h.request) not in staged)]
-        )
+        staged = set(batch.requests)  # Request compares by identity
+        self.commits.deliver([h for h in batch.held if h.peer not in close and h.request not in staged])
         for request in batch.requests:
             conn = self.conns.get(request.peer)
             if conn is not None and not conn.closed:

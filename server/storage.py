@@ -65,9 +65,6 @@ class Storage(Protocol):
     def load_result(self, match_id: str) -> str | None:
         """A finished match's record text."""
 
-    def purge_results(self, ended_before: float) -> int:
-        """Delete results that ended before the given server time (O15); how many went."""
-
     def close(self) -> None:
         """Release the database."""
 
@@ -186,10 +183,6 @@ class SQLiteStorage:
         row = self._read.execute("SELECT record FROM results WHERE match_id = ?", (match_id,)).fetchone()
         return None if row is None else row[0]
 
-    def purge_results(self, ended_before: float) -> int:
-        cur = self._db.execute("DELETE FROM results WHERE ended < ?", (ended_before,))
-        return cur.rowcount
-
     def close(self) -> None:
         if self._read is not self._db:
             self._read.close()
@@ -227,7 +220,8 @@ class MemoryStorage:
         for match_id, room, ended, record in write.results:
             self.results[match_id] = (room, ended, record)
         if write.purge_results_before is not None:
-            self.purge_results(write.purge_results_before)
+            cutoff = write.purge_results_before
+            self.results = {m: r for m, r in self.results.items() if r[1] >= cutoff}
         self.commits += 1
 
     def meta(self, key: str) -> str | None:
@@ -251,19 +245,13 @@ class MemoryStorage:
         entry = self.results.get(match_id)
         return None if entry is None else entry[2]
 
-    def purge_results(self, ended_before: float) -> int:
-        gone = [m for m, (_, ended, _) in self.results.items() if ended < ended_before]
-        for m in gone:
-            del self.results[m]
-        return len(gone)
-
     def close(self) -> None:
         pass
 
 
 def check_storage(storage: object) -> Storage:
     """``storage`` typed as :class:`Storage` after a structural check (fails fast on typos)."""
-    for name in ("commit", "meta", "room_codes", "load_room", "load_result", "purge_results", "close"):
+    for name in ("commit", "meta", "room_codes", "load_room", "load_result", "close"):
         if not callable(getattr(storage, name, None)):
             raise TypeError(f"{type(storage).__name__} lacks Storage.{name}")
     return storage  # type: ignore[return-value]
