@@ -56,6 +56,7 @@ ERROR_KEYS = {
     "grace_expired": "online.error.grace_expired",
     "rate_limited": "online.error.rate_limited",
     "internal_error": "online.error.internal_error",
+    "storage_unavailable": "online.error.storage_unavailable",
     "replaced": "online.error.replaced",
     "match_running": "online.error.match_running",
 }
@@ -473,7 +474,8 @@ class OnlineClient:
             self.services.tokens.clear()
             self.forget_room()
             self.notice = ("online.error.session_gone", {})
-        elif code == "too_many_attempts":
+        elif code in ("too_many_attempts", "storage_unavailable", "internal_error"):
+            # Not a verdict on the seat: keep the token and try again after the usual backoff.
             self.notice = (error_key(code), {})
             self._lost("closed")
         else:

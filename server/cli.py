@@ -61,6 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mineduel.server.service import start_server
 
     logs.begin(sys.stdout, level)
+    from mineduel.server.clock import install_steady_clock
+
+    install_steady_clock(reactor)  # deadlines ignore system clock jumps (server/clock.py)
     try:
         handle = start_server(reactor, config)
     except CannotListenError as exc:

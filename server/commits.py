@@ -212,6 +212,11 @@ class CommitQueue:
         self._call: IDelayedCall | None = None
         self.commits = 0
         self.failures = 0
+        # False from a failed commit until the next one lands (the clock is written every second,
+        # so that is the probe): meanwhile requests that would store something are refused at
+        # once (``storage_unavailable``) instead of being accepted and then undone.
+        self.healthy = True
+        self._unhealthy_since = 0.0
 
     # ----- requests --------------------------------------------------------------------------
     def begin_request(self, peer: int, rid: Any, kind: str) -> Request:
@@ -359,17 +364,30 @@ class CommitQueue:
         took = time.perf_counter() - self._inflight_started
         if error is not None:
             self.failures += 1
-            log.failure(
-                "commit_failed rooms={rooms} actions={actions} requests={requests}",
-                _failure_of(error), rooms=len(batch.rooms), actions=len(batch.actions),
-                requests=len(batch.requests),
-            )
+            if self.healthy:
+                self.healthy = False
+                self._unhealthy_since = time.monotonic()
+                log.failure(
+                    "commit_failed rooms={rooms} actions={actions} requests={requests}",
+                    _failure_of(error), rooms=len(batch.rooms), actions=len(batch.actions),
+                    requests=len(batch.requests),
+                )
+                log.critical(
+                    "storage_unavailable error={error!r}: refusing requests that store something until a commit succeeds",
+                    error=str(error),
+                )
+            else:  # the once-a-second probe (the clock) failing again: one line, no traceback
+                log.warn("commit_failed_again error={error!r} rooms={rooms} actions={actions}",
+                         error=str(error), rooms=len(batch.rooms), actions=len(batch.actions))
             later, self.batch = self.batch, Batch()
             batch.absorb(later)  # built on the failed batch: undone with it
             if self.on_failure is not None:
                 self.on_failure(batch)
             return False
         self.commits += 1
+        if not self.healthy:
+            self.healthy = True
+            log.warn("storage_recovered after_s={after:.1f}", after=time.monotonic() - self._unhealthy_since)
         if took > SLOW_COMMIT:
             log.warn("slow_commit ms={ms:.1f} rooms={rooms} actions={actions}",
                      ms=took * 1000, rooms=len(batch.rooms), actions=len(batch.actions))

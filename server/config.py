@@ -27,6 +27,9 @@ class Config:
 
     host: str = "0.0.0.0"
     port: int = protocol.DEFAULT_PORT
+    # Twisted server endpoint strings (``tcp:47650``, ``ssl:47650:privateKey=key.pem:certKey=cert.pem``);
+    # empty: ``tcp:PORT:interface=HOST`` from the two above. The first is the one LAN discovery advertises.
+    listen: tuple[str, ...] = ()
     udp_port: int | None = protocol.DEFAULT_UDP_PORT  # None: no LAN discovery
     db: str | None = None  # None: default_db_path(); ":memory:" for a throw-away server
     db_sync: str = "FULL"
@@ -56,9 +59,20 @@ class Config:
     max_connections: int = 2000
     listen_backlog: int = 1024  # Twisted's default of 50 drops SYNs when many clients reconnect at once
     max_rooms: int = 10000
+    # A client that does not read what it is sent: past ``max_unsent`` bytes waiting for it, or
+    # ``send_stall`` seconds with Twisted's buffer full, the connection is cut (O12: a drop).
+    max_unsent: int = 512 * 1024
+    send_stall: float = 15.0
+    close_timeout: float = 10.0  # a connection we close is cut if its peer has not read our last bytes by then
     code_failures: int = 10  # unknown room codes per address ...
     code_failure_window: float = 60.0  # ... per this many seconds
     restore_slice: float = 0.005  # seconds of restoring work per reactor turn; its commit comes on top (< 20 ms in all)
+
+    def endpoints(self) -> tuple[str, ...]:
+        """The endpoint strings to listen on (``--listen``, else ``--host``/``--port``)."""
+        from mineduel.server.tls import default_endpoint
+
+        return self.listen or (default_endpoint(self.host, self.port),)
 
     def with_(self, **changes: object) -> Config:
         return replace(self, **changes)  # type: ignore[arg-type]

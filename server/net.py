@@ -10,27 +10,49 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from twisted.internet.interfaces import IDelayedCall, IPushProducer, IReactorTime
 from twisted.internet.protocol import Factory
+from twisted.logger import Logger
 from twisted.protocols.basic import LineOnlyReceiver
 from twisted.python.failure import Failure
+from zope.interface import implementer
 
 from mineduel.server.session import ServerCore
 from mineduel.shared import protocol
 
 
+log = Logger(namespace="mineduel.net")
+
+
+def unsent_bytes(transport: Any) -> int:
+    """Bytes Twisted still holds for this connection (its peer has not read them yet)."""
+    buffered = getattr(transport, "dataBuffer", b"")
+    return len(buffered) - getattr(transport, "offset", 0) + getattr(transport, "_tempDataLen", 0)
+
+
+@implementer(IPushProducer)
 class LineProtocol(LineOnlyReceiver):
-    """One client connection: ``\\n``-terminated JSON lines."""
+    """One client connection: ``\\n``-terminated JSON lines.
+
+    It is also the producer of its own output, so Twisted tells it when its peer stops reading
+    (the send buffer passed 64 KiB): it then stops reading that peer's requests too, and a peer
+    that still has not read after ``send_stall`` seconds, or lets ``max_unsent`` bytes pile up,
+    is cut off. Its seat is then away, as after any drop (O12); nobody else waits for it.
+    """
 
     delimiter = b"\n"
     factory: ServerFactory
 
     def __init__(self) -> None:
         self.pid = 0
+        self.stalled: IDelayedCall | None = None
+        self.cut = False
 
     def connectionMade(self) -> None:
         self.MAX_LENGTH = self.factory.core.config.max_line
         self.pid = next(self.factory.ids)
         self.factory.protocols[self.pid] = self
+        self.transport.registerProducer(self, True)
         peer = self.transport.getPeer()
         host = self.transport.getHost()
         self.factory.core.connection_made(
@@ -44,8 +66,46 @@ class LineProtocol(LineOnlyReceiver):
         self.factory.core.line_too_long(self.pid)
 
     def connectionLost(self, reason: Failure = Failure(ConnectionError())) -> None:  # noqa: B008
+        if self.stalled is not None and self.stalled.active():
+            self.stalled.cancel()
+        self.stalled = None
         self.factory.protocols.pop(self.pid, None)
         self.factory.core.connection_lost(self.pid)
+
+    # IPushProducer: our output to this peer
+    def pauseProducing(self) -> None:
+        """The peer is not reading: read nothing more from it, and give it ``send_stall`` seconds."""
+        self.transport.pauseProducing()
+        if self.stalled is None:
+            self.stalled = self.factory.clock.callLater(self.factory.core.config.send_stall, self._stall_expired)
+
+    def resumeProducing(self) -> None:
+        if self.stalled is not None and self.stalled.active():
+            self.stalled.cancel()
+        self.stalled = None
+        if not self.cut:
+            self.transport.resumeProducing()
+
+    def stopProducing(self) -> None:
+        """The connection is going away; ``connectionLost`` cleans up."""
+
+    def _stall_expired(self) -> None:
+        self.stalled = None
+        self.cut_off("stalled", f"has not read for {self.factory.core.config.send_stall:g} s")
+
+    def cut_off(self, reason: str, detail: str) -> None:
+        """Drop the connection now, unsent bytes and all (a peer that does not read cannot be told)."""
+        if self.cut or self.transport is None:
+            return
+        self.cut = True
+        log.info("connection_cut peer={peer} reason={reason} detail={detail} unsent={unsent}",
+                 peer=self.pid, reason=reason, detail=detail, unsent=unsent_bytes(self.transport))
+        self.transport.abortConnection()
+
+    def wrote(self) -> None:
+        """After each write: a peer with too much unread output is cut at once."""
+        if not self.cut and unsent_bytes(self.transport) > self.factory.core.config.max_unsent:
+            self.cut_off("unread_output", f"over {self.factory.core.config.max_unsent} bytes unread")
 
 
 def write_now(transport: Any, data: bytes) -> None:
@@ -81,16 +141,22 @@ class ServerFactory(Factory):
 
     protocol = LineProtocol
 
-    def __init__(self) -> None:
+    def __init__(self, clock: IReactorTime | None = None) -> None:
         self.core: ServerCore = None  # type: ignore[assignment]  # set by service.py
         self.protocols: dict[int, LineProtocol] = {}
         self.ids = itertools.count(1)
+        if clock is None:
+            from twisted.internet import reactor
+
+            clock = reactor  # type: ignore[assignment]
+        self.clock: IReactorTime = clock  # type: ignore[assignment]
 
     # Outbox
     def send(self, peer: int, message: Mapping[str, Any]) -> None:
         proto = self.protocols.get(peer)
-        if proto is not None and proto.transport is not None:
+        if proto is not None and proto.transport is not None and not proto.cut:
             write_now(proto.transport, protocol.encode(message))
+            proto.wrote()
 
     def send_all(self, items: Sequence[tuple[int, Mapping[str, Any] | None]]) -> None:
         """Messages (``None``: close) in order: one write per connection, closes after its data."""
@@ -103,12 +169,20 @@ class ServerFactory(Factory):
                 lines.setdefault(peer, []).append(protocol.encode(message))
         for peer, chunks in lines.items():
             proto = self.protocols.get(peer)
-            if proto is not None and proto.transport is not None:
+            if proto is not None and proto.transport is not None and not proto.cut:
                 write_now(proto.transport, b"".join(chunks))
+                proto.wrote()
         for peer in closing:
             self.close(peer)
 
     def close(self, peer: int) -> None:
+        """Close after our last bytes; a peer that never reads them is cut after ``close_timeout``."""
         proto = self.protocols.get(peer)
-        if proto is not None and proto.transport is not None:
+        if proto is not None and proto.transport is not None and not proto.cut:
             proto.transport.loseConnection()
+            if unsent_bytes(proto.transport):
+                self.clock.callLater(self.core.config.close_timeout, self._cut_if_open, proto)
+
+    def _cut_if_open(self, proto: LineProtocol) -> None:
+        if proto.connected:
+            proto.cut_off("close_timeout", "did not read our last bytes")

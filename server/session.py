@@ -11,6 +11,7 @@ answers with an ``error`` and nothing changes.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,30 @@ class Conn:
 @dataclass
 class AttemptLog:
     times: list[float] = field(default_factory=list)
+
+
+WRITING_REQUESTS = frozenset({
+    ClientType.CREATE, ClientType.JOIN, ClientType.RESUME, ClientType.READY, ClientType.LEAVE,
+    ClientType.RESIGN, ClientType.REMATCH, *protocol.ACTION_TYPES,
+})
+"""Requests that store something when accepted: refused at once while storage is failing."""
+
+
+def address_key(address: str) -> str:
+    """Whose limits a connection counts against: its IPv4 address, or its IPv6 /64.
+
+    One IPv6 subscriber usually holds a whole /64 (2^64 addresses); counting single addresses
+    would let one machine step around every per-address limit by changing its interface ID.
+    """
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
 
 
 def _echo_id(msg: Mapping[str, Any]) -> str | int | None:
@@ -112,6 +137,13 @@ class ServerCore:
             self.rooms.sweep()
         except Exception:
             log.failure("retention sweep failed")
+        self._forget_old_attempts()
+
+    def _forget_old_attempts(self) -> None:
+        """Addresses whose failed guesses are all older than the window are forgotten (bounded memory)."""
+        cutoff = self.clock.seconds() - self.config.code_failure_window
+        for address in [a for a, entry in self.attempts.items() if not entry.times or entry.times[-1] <= cutoff]:
+            del self.attempts[address]
 
     def _tick(self) -> None:
         try:
@@ -139,12 +171,18 @@ class ServerCore:
     # ----- connections -------------------------------------------------------------------------
     def connection_made(self, pid: int, address: str, host: str = "127.0.0.1", port: int = 0) -> bool:
         """Register a connection; ``False`` (after an error line) if a limit refuses it."""
-        count = self.per_address.get(address, 0)
+        key = address_key(address)
+        count = self.per_address.get(key, 0)
         if self.closing or count >= self.config.max_connections_per_address or len(self.conns) >= self.config.max_connections:
-            self.outbox.send(pid, protocol.error(ErrorCode.TOO_MANY_CONNECTIONS, "too many connections from your address"))
+            why = (
+                f"too many connections from your address (at most {self.config.max_connections_per_address})"
+                if count >= self.config.max_connections_per_address
+                else "the server is full or closing; try again later"
+            )
+            self.outbox.send(pid, protocol.error(ErrorCode.TOO_MANY_CONNECTIONS, why))
             self.outbox.close(pid)
             return False
-        self.per_address[address] = count + 1
+        self.per_address[key] = count + 1
         info = PeerInfo(pid, address, host, port or self.config.port)
         now = self.clock.seconds()
         conn = Conn(info, tokens=self.config.rate_burst, refilled=now)
@@ -160,10 +198,10 @@ class ServerCore:
             return
         if conn.idle is not None and conn.idle.active():
             conn.idle.cancel()
-        address = conn.info.address
-        self.per_address[address] -= 1
-        if not self.per_address[address]:
-            del self.per_address[address]
+        key = address_key(conn.info.address)
+        self.per_address[key] -= 1
+        if not self.per_address[key]:
+            del self.per_address[key]
         log.debug("disconnected peer={peer}", peer=pid)
         if not self.closing:
             self.rooms.peer_lost(pid)
@@ -182,8 +220,11 @@ class ServerCore:
         if conn is None:
             return
         conn.idle = None
-        log.info("idle_timeout peer={peer}", peer=pid)
-        self.outbox.send(pid, protocol.error(ErrorCode.IDLE, f"nothing received for {self.config.idle_timeout:g} s"))
+        log.info("idle_timeout peer={peer} greeted={greeted}", peer=pid, greeted=conn.greeted)
+        if conn.greeted:
+            self.outbox.send(pid, protocol.error(ErrorCode.IDLE, f"nothing received for {self.config.idle_timeout:g} s"))
+        else:
+            self.outbox.send(pid, protocol.error(ErrorCode.IDLE, f"no hello within {self.config.idle_timeout:g} s"))
         self._close(pid)
 
     def _ping_slices(self, count: int = 1) -> None:
@@ -219,8 +260,11 @@ class ServerCore:
         conn = self.conns.get(pid)
         if conn is None or conn.closed:
             return
-        if conn.idle is not None and conn.idle.active():
-            conn.idle.reset(self.config.idle_timeout)  # any line proves the peer is alive (O12)
+        if conn.greeted and conn.idle is not None and conn.idle.active():
+            # Any line proves a player is alive (O12). Before ``hello`` nothing does: a
+            # connection must greet within the idle timeout, or it is closed (no free slots
+            # for connections that only ping).
+            conn.idle.reset(self.config.idle_timeout)
         if len(line) > self.config.max_line:
             self.line_too_long(pid)
             return
@@ -332,6 +376,11 @@ class ServerCore:
             self._close(pid)
             return
         rid = protocol.request_id(msg)
+        if kind in WRITING_REQUESTS and not self.commits.healthy:
+            raise ProtocolError(
+                ErrorCode.STORAGE_UNAVAILABLE,
+                "the server cannot store anything right now (its database is failing); nothing changed, try again later",
+            )
         rooms = self.rooms
         if kind is ClientType.CREATE:
             name = protocol.player_name(msg)
@@ -343,7 +392,7 @@ class ServerCore:
             name = protocol.player_name(msg)
             seed = protocol.client_seed(msg)
             tok = protocol.token(msg.get("token")) if kind is ClientType.RESUME else None
-            self._check_attempts(conn.info.address)
+            self._check_attempts(address_key(conn.info.address))
             try:
                 code = protocol.room_code(code_value)
                 if kind is ClientType.PEEK:
@@ -355,7 +404,7 @@ class ServerCore:
                     rooms.resume(pid, code, tok, rid)
             except ProtocolError as exc:
                 if exc.code in (ErrorCode.ROOM_NOT_FOUND, ErrorCode.BAD_TOKEN):
-                    self._failed_attempt(conn.info.address)
+                    self._failed_attempt(address_key(conn.info.address))
                 raise
             return
         if kind is ClientType.READY:
@@ -405,6 +454,8 @@ class ServerCore:
             )
         conn.greeted = True
         conn.client = client
+        if conn.idle is not None and conn.idle.active():
+            conn.idle.reset(self.config.idle_timeout)
         log.info("hello peer={peer} client={client!r}", peer=conn.info.id, client=client)
         welcome: dict[str, Any] = {
             "type": ServerType.WELCOME.value,

@@ -108,10 +108,15 @@ class SQLiteStorage:
         if self.path != ":memory:":
             self._read = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         version = self.meta("schema")
-        if version is None:
-            self.commit(Write(meta={"schema": SCHEMA_VERSION}))
-        elif version != SCHEMA_VERSION:
+        if version is not None and version != SCHEMA_VERSION:
             raise RuntimeError(f"{self.path}: database schema {version}, expected {SCHEMA_VERSION}")
+        try:
+            # Also a write probe: a server that cannot store must not start and acknowledge
+            # moves it would lose (a read-only file opens without complaint otherwise).
+            self.commit(Write(meta={"schema": SCHEMA_VERSION}))
+        except sqlite3.Error as exc:
+            self.close()
+            raise RuntimeError(f"{self.path}: cannot write to the database ({exc}); check its permissions and free space") from exc
 
     def commit(self, write: Write) -> None:
         self.prepare(write)
@@ -139,7 +144,8 @@ class SQLiteStorage:
             if write.purge_results_before is not None:
                 db.execute("DELETE FROM results WHERE ended < ?", (write.purge_results_before,))
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # SQLite already rolled back after some errors (SQLITE_FULL)
+                db.execute("ROLLBACK")
             raise
 
     def finish(self) -> None:

@@ -539,7 +539,12 @@ def test_a_full_disk_refuses_the_turn_and_play_resumes_when_there_is_room(tmp_pa
     assert got[0]["code"] == "internal_error" and h.core.commits.failures == 1
     stored_before = storage.load_room(first.room)[1]
     assert len(stored_before) == h.match(first).seq  # what is in memory is what is on disk
+    # While the disk is full, what would store something is refused at once.
+    probe = h.connect("10.0.0.3")
+    assert probe.send(type="create_room")[0]["code"] == "storage_unavailable"
     db.execute("PRAGMA max_page_count = 1073741823")  # room again
+    h.rooms.tick()  # the once-a-second clock write succeeds: the server takes requests again
+    h.turn()
     again = {}
     for old, address in ((first, "10.0.0.1"), (second, "10.0.0.2")):
         c = h.connect(address)

@@ -623,6 +623,16 @@ def test_storage_failure_is_an_internal_error_and_nothing_changes():
     match = h.match(first)
     assert match.seq == 0 and match.state.revealed == 0
     assert h.storage.rooms == stored
+    # Until a commit succeeds again (the clock is written every second), whatever would store
+    # something is refused at once rather than accepted and undone.
+    probe = h.connect("10.0.0.1")
+    refused = probe.send(type="resume", room=first.room, token=first.token, id="r")
+    assert refused[0]["code"] == "storage_unavailable" and refused[0]["id"] == "r"
+    assert probe.send(type="create_room")[0]["code"] == "storage_unavailable"
+    assert probe.send(type="peek", room=first.room)[0]["type"] == "room_info"  # reading still works
+    h.rooms.tick()  # the once-a-second clock write (core.start() runs it; the harness does not)
+    h.turn()
+    assert h.core.commits.healthy
     again = {}
     for old, address in ((first, "10.0.0.1"), (second, "10.0.0.2")):
         c = h.connect(address)
