@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="keep settings and records in this folder instead of the user's config/data folders")
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
     parser.add_argument("--join", metavar="LINK", default=None,
-                        help="open the online screen on an invite link (mineduel://HOST:PORT/join/CODE); nobody is seated until Join")
+                        help="open the online screen on an invite link (mineduel://HOST:PORT/join/CODE, or mineduels:// over TLS); nobody is seated until Join")
     parser.add_argument("--kiosk", action="store_true",
                         help="kiosk mode: full screen, touch-first, players cannot quit, back to the start after idle time (docs/KIOSK.md)")
     parser.add_argument("--kiosk-config", type=Path, default=None, metavar="PATH",
@@ -451,7 +451,7 @@ def _merge(rects: list[pygame.Rect]) -> list[pygame.Rect]:
 def main(argv: Sequence[str] | None = None) -> int:
     """``mine-duel [--size WxH] [--lang CODE] [--seed N] [--profile-dir DIR] [--kiosk [--kiosk-config PATH]]``."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) == 1 and argv[0].startswith("mineduel://"):
+    if len(argv) == 1 and argv[0].startswith(("mineduel://", "mineduels://")):
         argv = ["--join", argv[0]]  # opened as a link by the system
     args = build_parser().parse_args(argv)
     kiosk_mode = args.kiosk or args.kiosk_config is not None

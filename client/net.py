@@ -5,6 +5,7 @@ world, all on the one reactor that also drives the frames (STYLE.md):
 
 * :func:`tcp_connector` — a :data:`~mineduel.client.online_client.Connector` over TCP: newline-framed
   JSON lines (docs/PROTOCOL.md §1), ``pong`` answered at once, undecodable lines reported as garbage;
+  with ``tls=True`` over TLS, the link opening only once the server's certificate passed its check;
 * :func:`start_host` — "Host on this computer": the real server (``mineduel.server``) started inside
   this process and reactor, its database in the user's data folder, LAN discovery on;
 * :func:`discover_servers` — "Find games on this network": UDP discovery (§12);
@@ -25,8 +26,10 @@ from typing import Any
 from twisted.internet.abstract import isIPAddress, isIPv6Address
 from twisted.internet.endpoints import HostnameEndpoint, TCP4ClientEndpoint, TCP6ClientEndpoint, connectProtocol
 from twisted.internet.error import CannotListenError
+from twisted.internet.interfaces import IHandshakeListener
 from twisted.protocols.basic import LineOnlyReceiver
 from twisted.python.failure import Failure
+from zope.interface import implementer
 
 from mineduel.client.online_client import CONNECT_TIMEOUT, Connector, FoundServer, HostInfo, LinkListener, OnlineServices
 from mineduel.client.tokens import TokenStore
@@ -41,16 +44,24 @@ SERVER_DB = "mineduel-server.sqlite3"
 # ----- TCP -----------------------------------------------------------------------------------------------------
 
 
+@implementer(IHandshakeListener)
 class _LineLink(LineOnlyReceiver):
     delimiter = b"\n"
     MAX_LENGTH = MAX_LINE
 
-    def __init__(self, listener: LinkListener, handle: TcpLink) -> None:
+    def __init__(self, listener: LinkListener, handle: TcpLink, tls: bool = False) -> None:
         self.listener = listener
         self.handle = handle
+        self.tls = tls
+        self._secured = False
         self._garbage = False
 
     def connectionMade(self) -> None:
+        if not self.tls:  # over TLS the link opens once the certificate passed (handshakeCompleted)
+            self.listener.link_open(self.handle)
+
+    def handshakeCompleted(self) -> None:
+        self._secured = True
         self.listener.link_open(self.handle)
 
     def lineReceived(self, line: bytes) -> None:
@@ -75,6 +86,15 @@ class _LineLink(LineOnlyReceiver):
     def connectionLost(self, reason: Failure = None) -> None:  # type: ignore[assignment]
         self.handle.proto = None
         detail = reason.getErrorMessage() if reason is not None else "closed"
+        if self.tls and not self._secured:
+            from mineduel.server.tls import is_tls_refusal
+
+            if not self.handle.closed:
+                if is_tls_refusal(reason):
+                    self.listener.link_refused(self.handle, detail)
+                else:
+                    self.listener.link_failed(self.handle, detail)
+            return
         self.listener.link_closed(self.handle, detail)
 
 
@@ -104,9 +124,13 @@ class TcpLink:
 
 
 def tcp_connector(reactor: Any) -> Connector:
-    """Connect with ``HostnameEndpoint`` (names, IPv4 and IPv6); outcomes go to the listener."""
+    """Connect with ``HostnameEndpoint`` (names, IPv4 and IPv6); outcomes go to the listener.
 
-    def connect(host: str, port: int, listener: LinkListener) -> TcpLink:
+    ``tls``: TLS on top, the certificate checked against ``pin`` (its SHA-256) or else the system
+    trust store and the host name (``mineduel.server.tls``); a failed check is ``link_refused``.
+    """
+
+    def connect(host: str, port: int, listener: LinkListener, *, tls: bool = False, pin: str | None = None) -> TcpLink:
         link = TcpLink()
         endpoint: Any
         if isIPAddress(host):
@@ -115,7 +139,11 @@ def tcp_connector(reactor: Any) -> Connector:
             endpoint = TCP6ClientEndpoint(reactor, host, port, timeout=CONNECT_TIMEOUT)
         else:  # a name: resolved off the reactor thread, every address tried
             endpoint = HostnameEndpoint(reactor, host.encode("idna") if not host.isascii() else host, port, timeout=CONNECT_TIMEOUT)
-        proto = _LineLink(listener, link)
+        if tls:
+            from mineduel.server.tls import wrap_client_endpoint
+
+            endpoint = wrap_client_endpoint(endpoint, host, pin)
+        proto = _LineLink(listener, link, tls)
 
         def connected(p: _LineLink) -> None:
             link.proto = p
@@ -183,7 +211,7 @@ def discover_servers(reactor: Any, *, port: int = protocol.DEFAULT_UDP_PORT, tim
             done([])
             return
         d.addCallbacks(
-            lambda found: done([FoundServer(s.host, s.port, s.name, s.open_rooms, s.protocol) for s in found]),
+            lambda found: done([FoundServer(s.host, s.port, s.name, s.open_rooms, s.protocol, s.tls, s.pin) for s in found]),
             lambda failure: done([]),
         )
 

@@ -85,8 +85,14 @@ class LinkListener(Protocol):
 
     def link_closed(self, link: Link, detail: str) -> None: ...
 
+    def link_refused(self, link: Link, detail: str) -> None: ...
 
-Connector = Callable[[str, int, LinkListener], Link]
+
+Connector = Callable[..., Link]
+"""``connect(host, port, listener)``; over TLS ``connect(host, port, listener, tls=True, pin=PIN_OR_NONE)``.
+
+``link_refused`` (TLS only) says the server's certificate failed its check: nothing was sent on it.
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +104,8 @@ class FoundServer:
     name: str
     open_rooms: int
     protocol: int = protocol.PROTOCOL_VERSION
+    tls: bool = False  # the server speaks TLS (PROTOCOL.md §12) ...
+    pin: str | None = None  # ... with this certificate
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +151,8 @@ class OnlineClient:
         self.error: str | None = None  # a catalog key: why the session stopped
         self.notice: tuple[str, dict[str, object]] | None = None  # the last refusal, for the screen
         self.address: tuple[str, int] | None = None
+        self.tls = False  # the connection to ``address`` is TLS ...
+        self.pin: str | None = None  # ... accepting only this certificate (else the system trust store)
         self.welcome: dict[str, Any] | None = None
         self.room_info: dict[str, Any] | None = None
         self.room: dict[str, Any] | None = None
@@ -185,6 +195,9 @@ class OnlineClient:
     def link_closed(self, link: Link, detail: str) -> None:
         self._inbox.append((link, "closed", detail))
 
+    def link_refused(self, link: Link, detail: str) -> None:
+        self._inbox.append((link, "refused", detail))
+
     # ----- state the screens ask about ---------------------------------------------------------------
     @property
     def seated(self) -> bool:
@@ -203,11 +216,18 @@ class OnlineClient:
         return None if self._retry_at is None else max(0.0, self._retry_at - self.clock())
 
     # ----- commands ----------------------------------------------------------------------------------------
-    def connect(self, host: str, port: int, then: Callable[[], None] | None = None) -> None:
-        """Open a connection to ``host:port``; ``then`` runs once the server has said welcome."""
+    def connect(self, host: str, port: int, then: Callable[[], None] | None = None, *, tls: bool = False,
+                pin: str | None = None) -> None:
+        """Open a connection to ``host:port``; ``then`` runs once the server has said welcome.
+
+        ``tls`` (a ``mineduels://`` link, a server that says ``tls``): only over TLS, the certificate
+        checked against ``pin`` or else the system trust store; a failed check is final, never plaintext.
+        """
         self._drop_link()
         self.forget_room()
         self.address = (host, port)
+        self.tls = tls
+        self.pin = pin if tls else None
         self.error = None
         self.notice = None
         self.server_closing = False
@@ -218,7 +238,7 @@ class OnlineClient:
 
     def resume_saved(self, saved: SavedSession) -> None:
         """Come back to a stored seat (O12): connect, then ``resume`` with the token."""
-        self.connect(saved.host, saved.port)
+        self.connect(saved.host, saved.port, tls=saved.tls, pin=saved.pin)
         self.room_code = saved.room
         self.token = saved.token
         self.busy = "resume"
@@ -341,7 +361,10 @@ class OnlineClient:
         self._bump()
         host, port = self.address
         try:
-            self._link = self.services.connect(host, port, self)
+            if self.tls:
+                self._link = self.services.connect(host, port, self, tls=True, pin=self.pin)
+            else:
+                self._link = self.services.connect(host, port, self)
         except Exception as exc:  # noqa: BLE001 - a bad address must become a message, not a crash
             log.warning("online: cannot connect to %s:%s: %s", host, port, exc)
             self._link = None
@@ -425,6 +448,9 @@ class OnlineClient:
             self._lost("unreachable")
         elif kind == "closed":
             self._lost("closed")
+        elif kind == "refused":  # a certificate that fails its check: never retried, never plaintext
+            log.warning("online: TLS refused by %s:%s: %s", *(self.address or ("?", 0)), payload)
+            self._fail("online.error.tls_refused")
         self._bump()
 
     def _message(self, msg: dict[str, Any]) -> None:
@@ -500,18 +526,31 @@ class OnlineClient:
 
     def _take_seat(self, msg: dict[str, Any], *, fresh: bool) -> None:
         self.room_code = protocol.room_code(msg["room"])
-        self.invite = str(msg.get("invite") or "")
+        self.invite = self._as_reached(str(msg.get("invite") or ""))
         if fresh:
             self.token = protocol.token(msg["token"])
             self.rematch_state = {"me": False, "opponent": False}
         self.busy = None
         self._save_token(playing=self.match is not None and self.match.outcome is None)
 
+    def _as_reached(self, invite: str) -> str:
+        """The server's invite, over TLS as this client reached it: a plain ``mineduel://`` link from a
+        server behind TLS would send a friend there in plaintext, which the TLS port cannot answer."""
+        if not self.tls or not invite:
+            return invite
+        try:
+            link = protocol.parse_link(invite)
+        except ValueError:
+            return invite
+        if link.tls or link.code is None:
+            return invite
+        return protocol.invite_link(link.host, link.port, link.code, tls=True, pin=self.pin)
+
     def _save_token(self, *, playing: bool) -> None:
         if self.address is None or self.room_code is None or self.token is None:
             return
         host, port = self.address
-        saved = SavedSession(host, port, self.room_code, self.token, playing, self.services.wall_clock())
+        saved = SavedSession(host, port, self.room_code, self.token, playing, self.services.wall_clock(), self.tls, self.pin)
         self.token_saved = self.services.tokens.save(saved)
         if not self.token_saved:
             self.notice = ("online.token_unavailable", {})

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from mineduel.client.settings import default_data_dir
+from mineduel.shared.protocol import normalise_pin
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,8 @@ class SavedSession:
     token: str
     playing: bool = False  # a match was in progress when this was last written
     saved_at: float = 0.0  # wall clock, for the record only (the server decides what is late)
+    tls: bool = False  # the server is reached over TLS (a mineduels:// link) ...
+    pin: str | None = None  # ... accepting only the certificate with this SHA-256
 
     def with_playing(self, playing: bool, saved_at: float) -> SavedSession:
         return replace(self, playing=playing, saved_at=saved_at)
@@ -81,6 +84,8 @@ class TokenStore:
                 token=str(data["token"]),
                 playing=bool(data.get("playing", False)),
                 saved_at=float(data.get("saved_at", 0.0)),
+                tls=data.get("tls", False) is True,
+                pin=None if data.get("pin") is None else normalise_pin(str(data["pin"])),
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             log.warning("tokens: %s does not hold a session", self.path)

@@ -17,6 +17,11 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
     )
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0, all)")
     parser.add_argument("--port", type=int, default=protocol.DEFAULT_PORT, help=f"TCP port (default {protocol.DEFAULT_PORT}; 0 picks a free one)")
+    parser.add_argument(
+        "--listen", action="append", default=[], metavar="ENDPOINT",
+        help="a Twisted server endpoint string to listen on, repeatable; replaces --host/--port, e.g. tcp:47650:interface=0.0.0.0 or "
+        "ssl:47650:privateKey=key.pem:certKey=cert.pem (TLS; docs/HOSTING.md). The first is the one LAN discovery advertises",
+    )
     parser.add_argument("--udp-port", type=int, default=protocol.DEFAULT_UDP_PORT, help=f"UDP discovery port (default {protocol.DEFAULT_UDP_PORT}; 0 picks one)")
     parser.add_argument("--no-discovery", action="store_true", help="do not answer LAN discovery")
     parser.add_argument("--db", default=None, help=f"SQLite database path (default {default_db_path()})")
@@ -36,6 +41,7 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
     return Config(
         host=args.host,
         port=args.port,
+        listen=tuple(args.listen),
         udp_port=None if args.no_discovery else args.udp_port,
         db=args.db,
         db_sync=args.db_sync,
@@ -69,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CannotListenError as exc:
         print(f"mine-duel-server: cannot listen: {exc}", file=sys.stderr)
         return 1
-    except Exception as exc:  # e.g. the database cannot be opened
+    except Exception as exc:  # e.g. a bad --listen, an unreadable certificate, a database that cannot be opened
         print(f"mine-duel-server: {exc}", file=sys.stderr)
         return 1
     from mineduel.server.gcpolicy import FreezeAfterFullCollections

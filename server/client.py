@@ -11,6 +11,11 @@
 
 Every received message is kept in ``messages``; :meth:`wait_for` hands out each one once,
 in arrival order, so a script never misses a message that arrived before it asked.
+
+Over TLS: ``connect(reactor, host, port, tls=True)`` checks the certificate against the system's
+trust store and ``host``; ``pin=`` (the SHA-256 a ``mineduels://…?pin=`` link carries) accepts
+that one certificate instead. Either way ``connect`` returns only after the handshake passed,
+and raises :class:`TLSRefused` when it did not.
 """
 
 from __future__ import annotations
@@ -19,10 +24,13 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+from twisted.internet.abstract import isIPv6Address
 from twisted.internet.defer import Deferred
-from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+from twisted.internet.endpoints import TCP4ClientEndpoint, TCP6ClientEndpoint, connectProtocol
+from twisted.internet.interfaces import IHandshakeListener
 from twisted.protocols.basic import LineOnlyReceiver
 from twisted.python.failure import Failure
+from zope.interface import implementer
 
 from mineduel.shared import protocol
 
@@ -42,6 +50,11 @@ class ServerError(Exception):
         self.reply = message
 
 
+class TLSRefused(ConnectionError):
+    """The TLS handshake failed: the certificate did not match the pin or the trust store, or no TLS server."""
+
+
+@implementer(IHandshakeListener)
 class LineClient(LineOnlyReceiver):
     """One connection to a server; replies ``pong`` to the server's pings automatically."""
 
@@ -56,6 +69,7 @@ class LineClient(LineOnlyReceiver):
         self._waiters: list[tuple[Predicate, Deferred[dict[str, Any]]]] = []
         self._ids = itertools.count(1)
         self.lost: Deferred[None] = Deferred()
+        self.secured: Deferred[None] | None = None  # set by connect(tls=True): fires once the handshake passed
         self.connected_ = False
 
     # ----- Twisted -------------------------------------------------------------------------
@@ -75,8 +89,15 @@ class LineClient(LineOnlyReceiver):
                 d.callback(msg)
                 return
 
+    def handshakeCompleted(self) -> None:
+        if self.secured is not None and not self.secured.called:
+            self.secured.callback(None)
+
     def connectionLost(self, reason: Failure = None) -> None:  # type: ignore[assignment]
         self.connected_ = False
+        if self.secured is not None and not self.secured.called:
+            detail = reason.getErrorMessage() if reason is not None else "closed"
+            self.secured.errback(TLSRefused(f"TLS handshake failed: {detail}"))
         waiters, self._waiters = self._waiters, []
         for _, d in waiters:
             d.errback(ConnectionError("connection closed"))
@@ -146,7 +167,24 @@ class LineClient(LineOnlyReceiver):
         return self.lost
 
 
-async def connect(reactor: Any, host: str, port: int, name: str = "mineduel-client/1") -> LineClient:
-    """Connect and return the client (``hello`` not sent yet)."""
-    endpoint = TCP4ClientEndpoint(reactor, host, port, timeout=10)
-    return await connectProtocol(endpoint, LineClient(name))
+async def connect(
+    reactor: Any, host: str, port: int, name: str = "mineduel-client/1", *, tls: bool = False, pin: str | None = None
+) -> LineClient:
+    """Connect and return the client (``hello`` not sent yet); with ``tls``, once the handshake passed.
+
+    ``pin`` (TLS only) is the server certificate's SHA-256 fingerprint: that certificate and no
+    other is accepted. Without it the system trust store and the host name decide.
+    """
+    if pin is not None and not tls:
+        raise ValueError("a pinned connection is a TLS connection")
+    endpoint: Any = (TCP6ClientEndpoint if isIPv6Address(host) else TCP4ClientEndpoint)(reactor, host, port, timeout=10)
+    client = LineClient(name)
+    if tls:
+        from mineduel.server.tls import wrap_client_endpoint
+
+        endpoint = wrap_client_endpoint(endpoint, host, pin)
+        client.secured = Deferred()
+    await connectProtocol(endpoint, client)
+    if client.secured is not None:
+        await client.secured
+    return client

@@ -2,7 +2,8 @@
 
 A client sends the datagram ``{"type":"discover","protocol":1}`` to the server's UDP port
 (broadcast ``255.255.255.255`` on a LAN, or any host directly); every server answers the
-sender with ``{"type":"server","protocol":1,"name":…,"version":…,"port":TCP,"open_rooms":N}``.
+sender with ``{"type":"server","protocol":1,"name":…,"version":…,"port":TCP,"open_rooms":N,"tls":B}``
+(and ``"pin"``, the certificate's SHA-256, when ``tls`` is true).
 Anything else is ignored (no reply, so the port cannot be used to amplify traffic: a reply is
 never more than a few times the request and only goes to a well-formed request's sender).
 
@@ -63,6 +64,8 @@ class FoundServer:
     version: str
     protocol: int
     open_rooms: int
+    tls: bool = False  # the advertised port speaks TLS ...
+    pin: str | None = None  # ... with the certificate whose SHA-256 this is
 
 
 class _Collector(DatagramProtocol):
@@ -74,6 +77,8 @@ class _Collector(DatagramProtocol):
             msg = json.loads(data.decode("utf-8"))
             if msg.get("type") != "server":
                 return
+            tls = msg.get("tls") is True
+            pin = protocol.normalise_pin(str(msg["pin"])) if tls and msg.get("pin") is not None else None
             server = FoundServer(
                 host=addr[0],
                 port=int(msg["port"]),
@@ -81,6 +86,8 @@ class _Collector(DatagramProtocol):
                 version=str(msg.get("version", "")),
                 protocol=int(msg["protocol"]),
                 open_rooms=int(msg.get("open_rooms", 0)),
+                tls=tls,
+                pin=pin,
             )
         except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
             return

@@ -12,7 +12,10 @@ from typing import Any
 from twisted.application import service
 from twisted.internet.defer import Deferred, DeferredList, maybeDeferred, succeed
 from twisted.internet.interfaces import IListeningPort, IReactorTime
+from twisted.internet.protocol import Factory
 from twisted.logger import Logger
+from twisted.protocols.policies import ProtocolWrapper, WrappingFactory
+from twisted.python.failure import Failure
 
 from mineduel.server.commits import ThreadedWriter
 from mineduel.server.config import Config, default_db_path
@@ -21,6 +24,8 @@ from mineduel.server.match import RandBytes
 from mineduel.server.net import ServerFactory
 from mineduel.server.session import ServerCore
 from mineduel.server.storage import SQLiteStorage, Storage
+from mineduel.server.tls import ListenError, ListenSpec, listen_spec, make_endpoint
+from mineduel.shared import protocol
 
 
 log = Logger(namespace="mineduel.service")
@@ -28,19 +33,41 @@ log = Logger(namespace="mineduel.service")
 
 @dataclass
 class ServerHandle:
-    """A running server: ``port``/``udp_port`` are the bound ports, ``stop()`` ends it cleanly."""
+    """A running server: ``port``/``udp_port`` are the bound ports, ``stop()`` ends it cleanly.
+
+    ``listeners[i]`` listens on ``specs[i]`` (``--listen``, in order); ``port``, ``tls`` and
+    ``pin`` describe the first, the one LAN discovery advertises.
+    """
 
     core: ServerCore
     factory: ServerFactory
     storage: Storage
-    tcp: IListeningPort
+    listeners: list[IListeningPort]
     udp: IListeningPort | None
     restored: Deferred[int]
+    specs: list[ListenSpec] = field(default_factory=list)
     _stopping: Deferred[None] | None = field(default=None, repr=False)
+
+    @property
+    def tcp(self) -> IListeningPort:
+        return self.listeners[0]
 
     @property
     def port(self) -> int:
         return self.tcp.getHost().port
+
+    @property
+    def ports(self) -> list[int]:
+        return [listener.getHost().port for listener in self.listeners]
+
+    @property
+    def tls(self) -> bool:
+        return bool(self.specs) and self.specs[0].tls
+
+    @property
+    def pin(self) -> str | None:
+        """The first listener's certificate fingerprint (TLS), as pinned links carry it."""
+        return self.specs[0].pin if self.specs else None
 
     @property
     def udp_port(self) -> int | None:
@@ -51,7 +78,7 @@ class ServerHandle:
         if self._stopping is not None:
             return self._stopping
         self.core.stop(reason)
-        waits = [maybeDeferred(self.tcp.stopListening)]
+        waits = [maybeDeferred(listener.stopListening) for listener in self.listeners]
         if self.udp is not None:
             waits.append(maybeDeferred(self.udp.stopListening))
 
@@ -63,6 +90,36 @@ class ServerHandle:
 
         self._stopping = DeferredList(waits, consumeErrors=True).addCallback(close)
         return self._stopping
+
+
+class _NoRawSocket(ProtocolWrapper):
+    """Hides the socket under a wrapping transport (TLS) from ``net.write_now``.
+
+    ``write_now`` sends on ``transport.socket`` directly when nothing is queued; a TLS transport
+    forwards unknown attributes to the TCP connection beneath it, so the fast path would put
+    plaintext on the wire beside the TLS stream. Behind this wrapper every write goes through
+    the transport's ``write`` (encrypted). Only used for listeners that are not plain sockets.
+    """
+
+    socket = None
+
+
+class _NoRawSocketFactory(WrappingFactory):
+    protocol = _NoRawSocket
+
+
+def _listen_now(endpoint: Any, factory: Factory, spec: ListenSpec) -> IListeningPort:
+    """Listen on ``endpoint`` before returning (TCP, TLS and UNIX endpoints do it at once)."""
+    outcome: list[Any] = []
+    pending = endpoint.listen(factory if spec.raw_socket else _NoRawSocketFactory(factory))
+    pending.addBoth(outcome.append)
+    if not outcome:
+        pending.cancel()
+        raise ListenError(f"--listen {spec.description!r} does not start listening at once: not supported")
+    result = outcome[0]
+    if isinstance(result, Failure):
+        result.raiseException()
+    return result  # type: ignore[no-any-return]
 
 
 def open_storage(config: Config) -> Storage:
@@ -78,18 +135,35 @@ def start_server(
     randbytes: RandBytes | None = None,
     storage: Storage | None = None,
 ) -> ServerHandle:
-    """Listen on TCP (and UDP for discovery), restore stored rooms in slices, return a handle.
+    """Listen on every endpoint (and UDP for discovery), restore stored rooms in slices, return a handle.
 
     ``clock`` defaults to ``reactor``; tests pass a ``task.Clock`` to drive deadlines while the
-    sockets stay real.
+    sockets stay real. A bad endpoint string or an unreadable certificate raises
+    :class:`~mineduel.server.tls.ListenError` before anything is opened; a port in use raises
+    ``CannotListenError`` with nothing left listening.
     """
+    specs = [listen_spec(description, config.listen_backlog) for description in config.endpoints()]
+    endpoints = [make_endpoint(reactor, spec) for spec in specs]
+    factory = ServerFactory()
+    listeners: list[IListeningPort] = []
+    try:
+        for spec, endpoint in zip(specs, endpoints, strict=True):
+            listeners.append(_listen_now(endpoint, factory, spec))
+    except BaseException:
+        for listener in listeners:
+            listener.stopListening()
+        raise
     writer = None
     if storage is None:
-        storage = open_storage(config)
+        try:
+            storage = open_storage(config)
+        except BaseException:
+            for listener in listeners:
+                listener.stopListening()
+            raise
         if config.commit_thread and isinstance(storage, SQLiteStorage) and storage.path != ":memory:":
             # Commits run on a worker thread with a second connection (server/commits.py).
             writer = ThreadedWriter(storage, reactor)
-    factory = ServerFactory()
     core = ServerCore(
         clock=clock or reactor,
         randbytes=randbytes or secrets.token_bytes,
@@ -100,17 +174,22 @@ def start_server(
         writer=writer,
     )
     factory.core = core
-    tcp = reactor.listenTCP(config.port, factory, backlog=config.listen_backlog, interface=config.host)
+    first, first_spec = listeners[0], specs[0]
+    first_pin = first_spec.pin
     udp = None
     if config.udp_port is not None:
 
         def describe() -> dict[str, Any]:
-            return {
+            answer: dict[str, Any] = {
                 "name": config.name,
                 "version": config.version,
-                "port": tcp.getHost().port,
+                "port": first.getHost().port,
                 "open_rooms": core.rooms.open_rooms(),
+                "tls": first_spec.tls,
             }
+            if first_pin is not None:
+                answer["pin"] = first_pin
+            return answer
 
         try:
             udp = reactor.listenUDP(config.udp_port, DiscoveryServer(describe), interface=config.host)
@@ -118,12 +197,19 @@ def start_server(
             log.warn("discovery_unavailable port={port} error={error!r}", port=config.udp_port, error=str(exc))
     restored = core.rooms.restore_all()
     core.start()
-    handle = ServerHandle(core, factory, storage, tcp, udp, restored)
+    handle = ServerHandle(core, factory, storage, listeners, udp, restored, specs)
     log.info(
         "listening tcp={tcp} udp={udp} host={host} name={name!r} db={db}",
         tcp=handle.port, udp=handle.udp_port, host=config.host, name=config.name,
         db=getattr(storage, "path", type(storage).__name__),
     )
+    for spec, listener in zip(specs, listeners, strict=True):
+        port = listener.getHost().port
+        log.info("endpoint {endpoint} port={port} tls={tls}", endpoint=spec.description, port=port, tls=spec.tls)
+        if spec.pin is not None:
+            # What a host shares for a self-signed certificate: the pinned link (docs/HOSTING.md).
+            example = protocol.invite_link(config.public_host or "HOST", port, "CODE", tls=True, pin=spec.pin)
+            log.info("tls_certificate port={port} sha256={pin} pinned_link={link}", port=port, pin=spec.pin, link=example)
     return handle
 
 

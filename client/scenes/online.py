@@ -47,7 +47,12 @@ TITLE_Y = 84
 CONTENT_Y = 112
 CODE_CHARS = frozenset(protocol.ROOM_CODE_ALPHABET + protocol.ROOM_CODE_ALPHABET.lower() + "0o1il")
 ADDRESS_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]_")
-LINK_CHARS = ADDRESS_CHARS | frozenset("/")
+LINK_CHARS = ADDRESS_CHARS | frozenset("/?=")  # "?pin=" on TLS links
+
+
+def _is_link(text: str) -> bool:
+    """``mineduel://…`` or ``mineduels://…`` (TLS)."""
+    return text.strip().startswith((protocol.INVITE_SCHEME + "://", protocol.INVITE_SCHEME_TLS + "://"))
 
 
 def parse_address(text: str) -> tuple[str, int] | None:
@@ -96,9 +101,9 @@ class OnlineScene(Scene):
         self.widgets = WidgetGroup(ctx.invalidate, lambda: self.ctx.keyboard)
         self.fields: list[TextField] = []
         self.address_field = TextField(pygame.Rect(0, 0, 10, 52), lambda: self.ctx.t("online.address_placeholder"),
-                                       self._connect_typed, allowed=ADDRESS_CHARS, max_len=80, name="address")
+                                       self._connect_typed, allowed=LINK_CHARS, max_len=200, name="address")
         self.code_field = TextField(pygame.Rect(0, 0, 10, 52), lambda: self.ctx.t("online.enter_code"),
-                                    self._join_typed, allowed=LINK_CHARS, max_len=120, name="code")
+                                    self._join_typed, allowed=LINK_CHARS, max_len=200, name="code")
         self.tokens_ok = True
         self.saved: SavedSession | None = None
         self.found: list[FoundServer] | None = None
@@ -174,15 +179,21 @@ class OnlineScene(Scene):
         self._rebuild()
 
     def open_link(self, link: str) -> None:
-        """An invite link: connect and show the room with a Join button (O1: nobody is seated)."""
+        """An invite link: connect and show the room with a Join button (O1: nobody is seated).
+
+        A ``mineduels://`` link connects over TLS (its ``pin``, if any, names the certificate); a
+        link without a room only connects to the server.
+        """
         try:
-            host, port, code = protocol.parse_invite(link)
+            parsed = protocol.parse_link(link)
         except ValueError:
             self.local_notice = ("online.error.bad_link", {})
             self._rebuild()
             return
         assert self.client is not None
-        self.client.connect(host, port, then=lambda: self.client.peek(code))  # type: ignore[union-attr]
+        code = parsed.code
+        then = None if code is None else (lambda: self.client.peek(code))  # type: ignore[union-attr]
+        self.client.connect(parsed.host, parsed.port, then=then, tls=parsed.tls, pin=parsed.pin)
 
     def host_here(self) -> None:
         services = self._services
@@ -213,13 +224,13 @@ class OnlineScene(Scene):
         services.discover(done)
         self._rebuild()
 
-    def connect_to(self, host: str, port: int) -> None:
+    def connect_to(self, host: str, port: int, *, tls: bool = False, pin: str | None = None) -> None:
         assert self.client is not None
         self.local_notice = None
-        self.client.connect(host, port)
+        self.client.connect(host, port, tls=tls, pin=pin)
 
     def _connect_typed(self, text: str) -> None:
-        if text.startswith(protocol.INVITE_SCHEME + "://"):
+        if _is_link(text):
             self.open_link(text)
             return
         address = parse_address(text)
@@ -235,7 +246,7 @@ class OnlineScene(Scene):
         if client is None:
             return
         text = text.strip()
-        if text.startswith(protocol.INVITE_SCHEME + "://"):
+        if _is_link(text):
             self.open_link(text)
             return
         try:
@@ -263,9 +274,10 @@ class OnlineScene(Scene):
         if client is None or client.address is None:
             return
         if client.token is not None and client.room_code is not None:
-            client.resume_saved(SavedSession(client.address[0], client.address[1], client.room_code, client.token))
+            client.resume_saved(SavedSession(client.address[0], client.address[1], client.room_code, client.token,
+                                             tls=client.tls, pin=client.pin))
         else:
-            client.connect(*client.address)
+            client.connect(*client.address, tls=client.tls, pin=client.pin)
 
     # ----- pages -----------------------------------------------------------------------------------------------
     def _page_for_state(self) -> str:
@@ -346,7 +358,7 @@ class OnlineScene(Scene):
                 if self.found:
                     for s in self.found[:3]:
                         label = f"{s.name}  {s.host}:{s.port}  ({s.open_rooms})"
-                        button(46, (lambda text=label: text), (lambda srv=s: self.connect_to(srv.host, srv.port)), style="ghost",
+                        button(46, (lambda text=label: text), (lambda srv=s: self.connect_to(srv.host, srv.port, tls=srv.tls, pin=srv.pin)), style="ghost",
                                icon="online", icon_color=palette.ME_LIGHT, layout="list", text_size=14, name=f"server:{s.host}:{s.port}")
                 else:
                     y += 34
