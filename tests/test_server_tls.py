@@ -411,8 +411,19 @@ def test_opening_a_tls_link_connects_with_tls_and_its_pin(tmp_path):
 
     services = OnlineServices(connect=connector, tokens=TokenStore(tmp_path / "t"))
     pin = "ef" * 32
-    Driver(tmp_path, language="en", join=f"mineduels://[2001:db8::5]:4443/join/abc234?pin={pin}", online_services=lambda: services)
+    driver = Driver(tmp_path, language="en", join=f"mineduels://[2001:db8::5]:4443/join/abc234?pin={pin}",
+                    online_services=lambda: services)
     assert calls == [("2001:db8::5", 4443, {"tls": True, "pin": pin})]
+    # A server link typed (pasted) into "Connect to": the field keeps "?pin=" and the whole link.
+    from mineduel.client.scenes.online import OnlineScene
+
+    lobby = next(scene for scene in driver.app.stack.scenes if isinstance(scene, OnlineScene))
+    lobby.address_field.set_text(f"mineduels://play.example.org:47650?pin={pin.upper()}")
+    lobby._connect_typed(lobby.address_field.text)
+    assert calls[-1] == ("play.example.org", 47650, {"tls": True, "pin": pin})
+    lobby.address_field.set_text("192.168.1.5:47650")  # a plain address stays plain
+    lobby._connect_typed(lobby.address_field.text)
+    assert calls[-1] == ("192.168.1.5", 47650, {})
 
 
 # ----- links --------------------------------------------------------------------------------------------------
