@@ -94,6 +94,14 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite_float(text: str) -> float:
+    """A JSON number as the standard library reads it, refused when it overflows (``1e400``) like orjson does."""
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text} is out of range")
+    return value
+
+
 def decode(line: bytes | str) -> dict[str, Any]:
     """Parse one line (without its ``\\n``) into a message object; raise :class:`ProtocolError`.
 
@@ -107,8 +115,11 @@ def decode(line: bytes | str) -> dict[str, Any]:
         if _orjson is not None:
             data = _orjson.loads(line)
         else:
-            data = _json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
-    except (ValueError, UnicodeDecodeError) as exc:
+            data = _json.loads(line.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
+            # A lone surrogate escape (``"\\ud800"``) is not UTF-8 text: orjson refuses it, and so must
+            # the fallback, or the message could never be encoded again.
+            _json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: the fallback on deep nesting
         raise ProtocolError(ErrorCode.BAD_JSON, f"not a UTF-8 JSON line: {exc}") from None
     if not isinstance(data, dict):
         raise ProtocolError(ErrorCode.BAD_JSON, "a message must be a JSON object")
@@ -241,7 +252,8 @@ def room_code(value: Any, field: str = "room") -> str:
     """A room code, case-insensitive on input, upper-case afterwards."""
     if not isinstance(value, str):
         raise bad(f"'{field}' must be a room code string")
-    code = value.strip().upper()
+    code = value.strip()
+    code = code.upper() if code.isascii() else ""  # "ſ".upper() is "S", "ﬀ".upper() is "FF": ASCII only
     if len(code) != ROOM_CODE_LENGTH or any(c not in ROOM_CODE_ALPHABET for c in code):
         raise ProtocolError(ErrorCode.ROOM_NOT_FOUND, f"{value!r} is not a room code")
     return code
@@ -260,7 +272,7 @@ def client_seed(msg: Mapping[str, Any]) -> str | None:
 def player_name(msg: Mapping[str, Any]) -> str:
     """Optional ``name`` shown to the opponent (up to 32 characters, no control characters)."""
     name = msg.get("name", "")
-    if not isinstance(name, str) or len(name) > _NAME_MAX or any(ord(c) < 32 for c in name):
+    if not isinstance(name, str) or len(name) > _NAME_MAX or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in name):  # C0, DEL, C1
         raise bad(f"'name' must be a string of at most {_NAME_MAX} printable characters")
     return name
 

@@ -1,0 +1,317 @@
+"""Coverage-guided fuzzing (atheris/libFuzzer) of the protocol decoder and its field validators.
+
+    python tools/fuzz_decoder.py -runs=20000            # bounded by count
+    python tools/fuzz_decoder.py -max_total_time=60     # bounded by time
+    python tools/fuzz_decoder.py -runs=5000 --json      # the summary as one JSON line
+
+Every byte string the fuzzer makes is one line a client could send. The rules, checked on each:
+
+- ``decode`` (with orjson, and with the standard-library fallback a client without orjson uses)
+  returns a dict whose ``type`` is a string, or raises :class:`ProtocolError` (``bad_json`` or
+  ``bad_request``); nothing else may escape.
+- A decoded message re-encodes: ``encode`` does not raise and ``decode`` of its line gives the
+  same message back (no NaN, no lone surrogate, no value only one direction can carry).
+- Every field validator (``cell``, ``room_code``, ``token``, ``client_seed``, ``player_name``,
+  ``match_id``, ``optional_seq``, ``request_id``) either raises ``ProtocolError`` with a known
+  code or returns a value that PROTOCOL.md §4 allows for that field; it is fed both the decoded
+  message and values built straight from the fuzzer's bytes (any JSON type, any nesting).
+
+A rule broken is a crash: libFuzzer stops, keeps the input as ``crash-*`` in ``--artifacts``
+and this script exits 1. The fuzzing runs in a child process (libFuzzer owns its process); the
+parent reads libFuzzer's statistics and prints a summary: executions, corpus size, coverage at
+the start and at the end, crashes. The seed corpus and dictionary are written to a temporary
+folder (nothing is kept in the repository but this file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+WORKER_FLAG = "--worker"
+INJECT_ENV = "MINEDUEL_FUZZ_INJECT_BUG"
+"""Set to ``1`` to plant a known bug in ``cell`` (the test checks the harness finds it)."""
+
+# A few lines of each message type (PROTOCOL.md §4, §13): libFuzzer mutates from these.
+SEEDS: tuple[bytes, ...] = (
+    b'{"type":"hello","protocol":1,"client":"nc"}',
+    b'{"type":"ping","id":7}',
+    b'{"type":"pong"}',
+    b'{"type":"create_room","name":"Ann","client_seed":"ann-42","id":"c1"}',
+    b'{"type":"peek","room":" nytf23 "}',
+    b'{"type":"join","room":"NYTF23","name":"Bob","client_seed":"bob-7"}',
+    b'{"type":"resume","room":"NYTF23","token":"' + b"ab" * 32 + b'"}',
+    b'{"type":"ready","ready":false,"client_seed":"x"}',
+    b'{"type":"leave"}',
+    b'{"type":"explore","cell":[0,0],"match_id":"b048f279829caa65","seq":3}',
+    b'{"type":"plant","cell":[7,7]}',
+    b'{"type":"flag","cell":[4,4],"seq":0}',
+    b'{"type":"unflag","cell":[3,5]}',
+    b'{"type":"end_turn","seq":8}',
+    b'{"type":"resign","match_id":"9fe01f4dd917b3c7"}',
+    b'{"type":"rematch","client_seed":""}',
+    b'{"type":"get_record","match_id":"9fe01f4dd917b3c7","id":-5}',
+    b'{"type":"bye"}\r',
+    b'[{"type":"ping"}]',
+    b'{"type":1e400,"cell":[1.0,-0],"id":[[[]]]}',
+    b'{"type":"x","type":"ping","\\u0000":"\\ud800"}',
+)
+
+DICTIONARY: tuple[str, ...] = (
+    '"type"', '"cell"', '"room"', '"token"', '"name"', '"client_seed"', '"match_id"', '"seq"',
+    '"id"', '"ready"', '"protocol"', '"client"', '"explore"', '"plant"', '"flag"', '"unflag"',
+    '"end_turn"', '"hello"', '"ping"', 'null', 'true', 'false', '1e400', '-0', '1E-400',
+    '18446744073709551616', '9007199254740993', '"\\ud800"', '"\\udc00"', '"\\u0000"', 'NaN',
+    'Infinity', '\\r', '\\xef\\xbb\\xbf', '\\xc0\\x80', '\\xed\\xa0\\x80', '[[[[', ']]]]',
+)
+
+KNOWN_CODES = frozenset({"bad_json", "bad_request", "room_not_found"})
+"""The only error codes the decoder and the field validators may raise (PROTOCOL.md §9 3-7)."""
+
+ROOM_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+HEX = frozenset("0123456789abcdef")
+
+
+class RuleBroken(AssertionError):
+    """A fuzz rule did not hold (libFuzzer reports it as a crash)."""
+
+
+# ----- what PROTOCOL.md §4 allows, written out independently of shared/protocol.py -------------
+def _plain_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def allowed_cell(value: Any) -> int | None:
+    """``[row, col]`` with integers 0-7 → ``row*8+col``; anything else → ``None``."""
+    if isinstance(value, list) and len(value) == 2 and all(_plain_int(v) and 0 <= v <= 7 for v in value):
+        return value[0] * 8 + value[1]
+    return None
+
+
+def allowed_room(value: Any) -> str | None:
+    """Six characters of the alphabet, any ASCII case, surrounding spaces ignored."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if not text.isascii() or len(text) != 6 or any(c not in ROOM_ALPHABET for c in text.upper()):
+        return None
+    return text.upper()
+
+
+def allowed_name(value: Any) -> bool:
+    """At most 32 characters, none of them a control character (Unicode category Cc)."""
+    return isinstance(value, str) and len(value) <= 32 and not any(unicodedata.category(c) == "Cc" for c in value)
+
+
+def allowed_seed(value: Any) -> bool:
+    """0-64 printable ASCII characters other than ':' (visible ones: the server refuses spaces)."""
+    return isinstance(value, str) and len(value) <= 64 and all("!" <= c <= "~" and c != ":" for c in value)
+
+
+def allowed_hex(value: Any, digits: int) -> bool:
+    return isinstance(value, str) and len(value) == digits and set(value) <= HEX
+
+
+def allowed_id(value: Any) -> bool:
+    """A string of at most 64 characters, or an integer (JSON-safe: |id| < 2**53)."""
+    return (isinstance(value, str) and len(value) <= 64) or (_plain_int(value) and abs(value) < 2**53)
+
+
+# ----- the harness (imported only in the worker, after atheris instruments the package) --------
+class Harness:
+    """The fuzz target: one input → every rule above."""
+
+    def __init__(self, protocol: Any, atheris: Any) -> None:
+        self.protocol = protocol
+        self.atheris = atheris
+        self.real_orjson = protocol._orjson
+        self.codecs = [("orjson", self.real_orjson)] if self.real_orjson is not None else []
+        self.codecs.append(("json", None))  # the standard-library fallback
+
+    # decode + re-encode, with each codec
+    def decode_rules(self, line: bytes) -> list[dict[str, Any]]:
+        protocol = self.protocol
+        decoded = []
+        try:
+            for name, codec in self.codecs:
+                protocol._orjson = codec
+                try:
+                    msg = protocol.decode(line)
+                except protocol.ProtocolError as exc:
+                    if exc.code not in ("bad_json", "bad_request"):
+                        raise RuleBroken(f"{name}: decode raised code {exc.code!r}") from None
+                    continue
+                if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
+                    raise RuleBroken(f"{name}: decode returned {msg!r}")
+                try:
+                    again = protocol.decode(protocol.encode(msg)[:-1])
+                except Exception as exc:
+                    raise RuleBroken(f"{name}: decoded {line!r} does not re-encode: {exc!r}") from exc
+                if again != msg:
+                    raise RuleBroken(f"{name}: {line!r} -> {msg!r} re-encodes as {again!r}")
+                decoded.append(msg)
+        finally:
+            protocol._orjson = self.real_orjson
+        return decoded
+
+    # the validators, on one message-like mapping
+    def validator_rules(self, msg: dict[str, Any]) -> None:
+        p = self.protocol
+        checks = (
+            ("cell", lambda: p.cell(msg), lambda out: out == allowed_cell(msg.get("cell")) and out is not None),
+            ("room_code", lambda: p.room_code(msg.get("room")), lambda out: out == allowed_room(msg.get("room"))),
+            ("token", lambda: p.token(msg.get("token")), lambda out: out == msg.get("token") and allowed_hex(out, 64)),
+            ("match_id", lambda: p.match_id(msg.get("match_id")), lambda out: out == msg.get("match_id") and allowed_hex(out, 16)),
+            ("client_seed", lambda: p.client_seed(msg), lambda out: out == msg.get("client_seed") and (out is None or allowed_seed(out))),
+            ("player_name", lambda: p.player_name(msg), lambda out: out == msg.get("name", "") and allowed_name(out)),
+            ("optional_seq", lambda: p.optional_seq(msg), lambda out: out == msg.get("seq") and (out is None or (_plain_int(out) and out >= 0))),
+            ("request_id", lambda: p.request_id(msg), lambda out: out == msg.get("id") and (out is None or allowed_id(out))),
+        )
+        for name, call, holds in checks:
+            try:
+                out = call()
+            except p.ProtocolError as exc:
+                if exc.code not in KNOWN_CODES:
+                    raise RuleBroken(f"{name} raised code {exc.code!r} for {msg!r}") from None
+                continue
+            if not holds(out):
+                raise RuleBroken(f"{name} accepted {msg!r} as {out!r}, which PROTOCOL.md does not allow")
+
+    # values straight from the fuzzer's bytes
+    def value(self, fdp: Any, depth: int = 0) -> Any:
+        kind = fdp.ConsumeIntInRange(0, 9 if depth < 4 else 6)
+        if kind == 0:
+            return None
+        if kind == 1:
+            return fdp.ConsumeBool()
+        if kind == 2:
+            return fdp.ConsumeIntInRange(-10, 10)
+        if kind == 3:
+            return fdp.ConsumeInt(fdp.ConsumeIntInRange(1, 12))
+        if kind == 4:
+            return fdp.ConsumeRegularFloat()
+        if kind == 5:
+            return fdp.ConsumeUnicode(fdp.ConsumeIntInRange(0, 70))
+        if kind == 6:
+            return fdp.ConsumeString(fdp.ConsumeIntInRange(0, 70))  # any code point, surrogates too
+        if kind == 7:
+            return [self.value(fdp, depth + 1) for _ in range(fdp.ConsumeIntInRange(0, 4))]
+        if kind == 8:
+            return {fdp.ConsumeUnicode(3): self.value(fdp, depth + 1) for _ in range(fdp.ConsumeIntInRange(0, 3))}
+        return [fdp.ConsumeIntInRange(-2, 9), fdp.ConsumeIntInRange(-2, 9)]  # cell-shaped
+
+    def one_input(self, data: bytes) -> None:
+        for msg in self.decode_rules(data):
+            self.validator_rules(msg)
+        fdp = self.atheris.FuzzedDataProvider(data)
+        fields = ("cell", "room", "token", "match_id", "client_seed", "name", "seq", "id")
+        built = {field: self.value(fdp) for field in fields if fdp.ConsumeBool()}
+        self.validator_rules(built)
+
+
+def _worker(argv: list[str]) -> None:
+    import atheris
+
+    with atheris.instrument_imports(include=["mineduel.shared"]):
+        from mineduel.shared import protocol
+    if os.environ.get(INJECT_ENV) == "1":
+        real_cell = protocol.cell
+
+        def broken_cell(msg: Any) -> int:
+            value = real_cell(msg)
+            return 0 if value == 63 else value  # [7, 7] read as [0, 0]
+
+        protocol.cell = broken_cell
+    harness = Harness(protocol, atheris)
+    atheris.Setup(argv, harness.one_input)
+    atheris.Fuzz()
+
+
+# ----- the parent: run the worker, read libFuzzer's statistics, summarise ---------------------------
+_STATS = re.compile(r"^#(\d+)\s+(\w+)\s+cov: (\d+) ft: (\d+) corp: (\d+)/", re.MULTILINE)
+_DONE = re.compile(r"^Done (\d+) runs", re.MULTILINE)
+_EXECUTED = re.compile(r"^stat::number_of_executed_units: (\d+)", re.MULTILINE)
+
+
+def summarise(output: str, returncode: int) -> dict[str, Any]:
+    """Executions, corpus size, coverage and crashes from libFuzzer's output."""
+    stats = _STATS.findall(output)
+    inited = [s for s in stats if s[1] == "INITED"]
+    last = stats[-1] if stats else None
+    done = _DONE.search(output)
+    crashed = (
+        "Uncaught Python exception" in output or "ERROR: libFuzzer" in output or "RuleBroken" in output
+    )
+    executed = _EXECUTED.search(output)
+    executions = int(done.group(1)) if done else int(executed.group(1)) if executed else (int(last[0]) if last else 0)
+    start_cov = int(inited[0][2]) if inited else (int(stats[0][2]) if stats else 0)
+    end_cov = int(last[2]) if last else 0
+    return {
+        "executions": executions,
+        "corpus": int(last[4]) if last else 0,
+        "coverage_start": start_cov,
+        "coverage_end": end_cov,
+        "new_coverage": max(0, end_cov - start_cov),
+        "features": int(last[3]) if last else 0,
+        "crashes": 1 if crashed or (returncode != 0 and not done) else 0,
+        "returncode": returncode,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
+    parser.add_argument("--json", action="store_true", help="print the summary as one JSON line")
+    parser.add_argument("--artifacts", default=None, help="folder for crash inputs (default: a temporary one)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="kill the fuzzer after this many seconds")
+    args, libfuzzer = parser.parse_known_args(argv)
+    if not any(a.startswith(("-runs=", "-max_total_time=")) for a in libfuzzer):
+        libfuzzer.append("-runs=10000")  # always bounded
+    with tempfile.TemporaryDirectory(prefix="mineduel-fuzz-") as tmp:
+        corpus = Path(tmp) / "corpus"
+        corpus.mkdir()
+        for i, seed in enumerate(SEEDS):
+            (corpus / f"seed-{i:02d}").write_bytes(seed)
+        dictionary = Path(tmp) / "protocol.dict"
+        dictionary.write_text("".join(f"{json.dumps(token)}\n" for token in DICTIONARY), encoding="ascii")
+        artifacts = Path(args.artifacts) if args.artifacts else Path(tmp) / "artifacts"
+        artifacts.mkdir(parents=True, exist_ok=True)
+        command = [
+            sys.executable, os.path.abspath(__file__), WORKER_FLAG, *libfuzzer,
+            f"-dict={dictionary}", f"-artifact_prefix={artifacts}{os.sep}", "-print_final_stats=1", str(corpus),
+        ]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=args.timeout, check=False)
+            output, code = done.stdout + done.stderr, done.returncode
+        except subprocess.TimeoutExpired as exc:
+            output = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            code = -9
+        summary = summarise(output, code)
+        crash_files = sorted(p.name for p in artifacts.glob("crash-*"))
+        summary["crash_inputs"] = [(artifacts / name).read_bytes().hex() for name in crash_files[:5]]
+    if summary["crashes"]:
+        tail = output[output.find("Uncaught Python exception") :] if "Uncaught" in output else output[-3000:]
+        print(tail[:4000], file=sys.stderr)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(
+            f"decoder fuzzing: {summary['executions']} executions, corpus {summary['corpus']} inputs, "
+            f"coverage {summary['coverage_start']} -> {summary['coverage_end']} (+{summary['new_coverage']}), "
+            f"{summary['crashes']} crash(es)"
+        )
+    return 1 if summary["crashes"] else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == WORKER_FLAG:
+        _worker([sys.argv[0], *sys.argv[2:]])
+    else:
+        sys.exit(main())
