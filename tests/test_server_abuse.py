@@ -44,6 +44,8 @@ from mineduel.server.session import ServerCore, address_key
 from mineduel.server.testing import Harness, oracle_message
 from mineduel.shared import protocol
 
+pytestmark = pytest.mark.reliability  # every test here is part of the adversarial suite
+
 T = TypeVar("T")
 
 START = 1_700_000_000.0
@@ -356,7 +358,6 @@ def forgotten(server: LiveServer, proto: LineProtocol) -> bool:
 
 
 @needs_second_loopback
-@pytest.mark.reliability
 @pytest_twisted.ensureDeferred
 async def test_flood_over_a_socket_is_rate_limited_then_closed_and_the_match_next_door_goes_on(live):
     """Rate limit (PROTOCOL.md §8): a connection writing pings as fast as its socket takes them gets
@@ -460,7 +461,6 @@ async def refused(server: LiveServer, source: str) -> LineClient:
 
 
 @needs_second_loopback
-@pytest.mark.reliability
 @pytest_twisted.ensureDeferred
 async def test_connections_from_one_address_beyond_16_are_refused_and_closing_frees_slots(live):
     """Connections per address (PROTOCOL.md §8): of 100 connections from 127.0.0.1 the first 16
@@ -571,7 +571,6 @@ async def advance_rules(server: LiveServer, seconds: float, *, keep: Sequence[Li
 
 
 @needs_second_loopback
-@pytest.mark.reliability
 @pytest_twisted.ensureDeferred
 async def test_a_connection_that_never_greets_is_closed_after_the_idle_timeout_even_if_it_pings(live):
     """Idle timeout before hello (PROTOCOL.md §3, §8): pings are answered but do not keep a
@@ -598,7 +597,6 @@ async def test_a_connection_that_never_greets_is_closed_after_the_idle_timeout_e
 
 
 @needs_second_loopback
-@pytest.mark.reliability
 @pytest.mark.parametrize("greeted", [False, True], ids=["before-hello", "after-hello"])
 @pytest_twisted.ensureDeferred
 async def test_slowloris_trickling_bytes_without_a_newline_is_closed_after_the_idle_timeout(live, greeted):
@@ -632,7 +630,6 @@ async def test_slowloris_trickling_bytes_without_a_newline_is_closed_after_the_i
 
 
 @needs_second_loopback
-@pytest.mark.reliability
 @pytest_twisted.ensureDeferred
 async def test_an_unfinished_line_is_bounded_by_max_line(live):
     """Partial-line memory: bytes without a newline are kept only up to ``max_line``; one more and
@@ -656,7 +653,6 @@ async def test_an_unfinished_line_is_bounded_by_max_line(live):
 
 
 @needs_second_loopback
-@pytest.mark.reliability
 @pytest_twisted.ensureDeferred
 async def test_a_greeted_silent_player_gets_idle_and_its_opponent_sees_it_away_o12(live):
     """Idle timeout after hello (O12): a seated player whose socket stays open but says nothing
@@ -722,7 +718,6 @@ async def finished_match(server: LiveServer, *, to_the_end: bool) -> str:
 
 
 @needs_second_loopback
-@pytest.mark.reliability
 @pytest_twisted.ensureDeferred
 async def test_a_seated_slow_reader_stops_being_read_and_is_cut_after_send_stall_o12(live):
     """Slow reader (send stall): a seated player asks for full-history states (``resume``) and never
@@ -785,7 +780,6 @@ async def test_a_seated_slow_reader_stops_being_read_and_is_cut_after_send_stall
 
 
 @needs_second_loopback
-@pytest.mark.reliability
 @pytest_twisted.ensureDeferred
 async def test_a_slow_reader_is_cut_as_soon_as_max_unsent_bytes_wait(live):
     """Slow reader (unsent limit): with the rate limit lifted, one read of ``get_record`` requests
@@ -819,7 +813,6 @@ async def test_a_slow_reader_is_cut_as_soon_as_max_unsent_bytes_wait(live):
 
 
 @needs_second_loopback
-@pytest.mark.reliability
 @pytest_twisted.ensureDeferred
 async def test_a_closed_connection_that_never_reads_its_last_bytes_is_cut_after_close_timeout(live):
     """Close timeout: a half-open client (asked for records, then neither reads nor speaks) is
@@ -976,7 +969,6 @@ def test_the_guessing_log_of_many_addresses_is_forgotten_by_the_sweep():
 
 
 @needs_second_loopback
-@pytest.mark.reliability
 @pytest_twisted.ensureDeferred
 async def test_room_code_guessing_over_sockets_is_limited_per_address_and_nobody_else_notices(live):
     """Guessing limit over sockets: 10 unknown codes from 127.0.0.1, then ``too_many_attempts`` for
