@@ -373,3 +373,55 @@ def legal_games(
 
 def normal_phase(phase: str) -> bool:
     return phase in NORMAL_PHASES
+
+
+# ----- strangers' guesses (tests/test_server_leak.py) ---------------------------------------------
+REAL_CODE = "<real>"
+REAL_CODE_LOWER = "<real:lower>"
+REAL_CODE_PADDED = "<real:padded>"
+"""Placeholders for the room code (or match id) a test guards: the code as shared, typed in lower
+case, or with spaces around it (all accepted, PROTOCOL.md §2); :func:`resolve_guess` fills them in."""
+
+ROOM_CODE_CHARS = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+_HEX = "0123456789abcdef"
+
+
+def guessed_room_codes() -> st.SearchStrategy[str]:
+    """A room code someone without an invite might send: the real one, a well-formed guess, or junk."""
+    return st.one_of(
+        st.sampled_from((REAL_CODE, REAL_CODE_LOWER, REAL_CODE_PADDED)),
+        st.text(alphabet=ROOM_CODE_CHARS, min_size=6, max_size=6),
+        st.text(max_size=8),
+    )
+
+
+def guessed_tokens() -> st.SearchStrategy[str]:
+    """A session token guess: 64 lowercase hex digits (well-formed, wrong) or something malformed."""
+    return st.one_of(st.text(alphabet=_HEX, min_size=64, max_size=64), st.text(max_size=70))
+
+
+def guessed_match_ids() -> st.SearchStrategy[str]:
+    """A match id guess: the real one (placeholder), 16 hex digits, or something malformed."""
+    return st.one_of(st.just(REAL_CODE), st.text(alphabet=_HEX, min_size=16, max_size=16), st.text(max_size=18))
+
+
+def stranger_requests() -> st.SearchStrategy[dict[str, Any]]:
+    """What a connection that holds no seat may try: peek, join, resume, get_record (guessed values), ping."""
+    return st.one_of(
+        st.builds(lambda room: {"type": "peek", "room": room}, guessed_room_codes()),
+        st.builds(lambda room: {"type": "join", "room": room, "name": "eve"}, guessed_room_codes()),
+        st.builds(lambda room, token: {"type": "resume", "room": room, "token": token}, guessed_room_codes(), guessed_tokens()),
+        st.builds(lambda match_id: {"type": "get_record", "match_id": match_id}, guessed_match_ids()),
+        st.just({"type": "ping", "id": "s"}),
+    )
+
+
+def resolve_guess(value: Any, real: str) -> Any:
+    """Fill a placeholder from :func:`guessed_room_codes` / :func:`guessed_match_ids` with ``real``."""
+    if value == REAL_CODE:
+        return real
+    if value == REAL_CODE_LOWER:
+        return real.lower()
+    if value == REAL_CODE_PADDED:
+        return f"  {real} "
+    return value
