@@ -81,6 +81,14 @@ class SQLiteStorage:
     """SQLite in WAL mode; ``synchronous=FULL`` so a commit survives power loss too."""
 
     def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
+        try:
+            self._open(path, synchronous)
+        except (sqlite3.Error, OSError) as exc:
+            raise RuntimeError(
+                f"{path}: cannot open the database for writing ({exc}); check its permissions and free space"
+            ) from exc
+
+    def _open(self, path: str | Path, synchronous: str) -> None:
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.path = str(path)
@@ -110,13 +118,9 @@ class SQLiteStorage:
         version = self.meta("schema")
         if version is not None and version != SCHEMA_VERSION:
             raise RuntimeError(f"{self.path}: database schema {version}, expected {SCHEMA_VERSION}")
-        try:
-            # Also a write probe: a server that cannot store must not start and acknowledge
-            # moves it would lose (a read-only file opens without complaint otherwise).
-            self.commit(Write(meta={"schema": SCHEMA_VERSION}))
-        except sqlite3.Error as exc:
-            self.close()
-            raise RuntimeError(f"{self.path}: cannot write to the database ({exc}); check its permissions and free space") from exc
+        # Also a write probe: a server that cannot store must not start and acknowledge moves it
+        # would lose (a read-only file opens without complaint otherwise).
+        self.commit(Write(meta={"schema": SCHEMA_VERSION}))
 
     def commit(self, write: Write) -> None:
         self.prepare(write)
