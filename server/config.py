@@ -59,6 +59,7 @@ class Config:
     max_connections: int = 2000
     listen_backlog: int = 1024  # Twisted's default of 50 drops SYNs when many clients reconnect at once
     max_rooms: int = 10000
+    max_open_rooms_per_address: int = 8  # rooms still waiting for an opponent, per address (IPv6: /64)
     # A client that does not read what it is sent: past ``max_unsent`` bytes waiting for it, or
     # ``send_stall`` seconds with Twisted's buffer full, the connection is cut (O12: a drop).
     max_unsent: int = 512 * 1024

@@ -64,6 +64,8 @@ class PeerInfo:
     address: str  # the remote IP (limits)
     host: str = "127.0.0.1"  # the local address the client dialled (invite links)
     port: int = protocol.DEFAULT_PORT
+    tls: bool = False  # came in over TLS: invite links are mineduels:// (with the certificate pin)
+    pin: str | None = None
 
 
 @dataclass
@@ -355,7 +357,8 @@ class Rooms:
             reply["id"] = rid
         self._send(peer, reply)
         self._send(peer, self._room_message(room, seat))
-        if match is not None and room.match_seats() is not None and seat.sid in match.players:
+        if match is not None and seat.sid in match.players:
+            # Also after the opponent left a finished match (O13): its end stays visible.
             me = match.record_seat(seat.sid)
             self._send(peer, self._match_start_message(room, me))
             history = [event_json(e, i, me) for i, e in enumerate(match.actions)]
@@ -872,6 +875,8 @@ class Rooms:
         info = self.peers.get(peer)
         host = self.config.public_host or (info.host if info else "127.0.0.1")
         port = info.port if info else self.config.port
+        if info is not None and info.tls:
+            return protocol.invite_link(host, port, room.code, tls=True, pin=info.pin)
         return protocol.invite_link(host, port, room.code)
 
     def _seat_json(self, seat: Seat | None, now: float) -> dict[str, Any] | None:

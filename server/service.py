@@ -12,16 +12,14 @@ from typing import Any
 from twisted.application import service
 from twisted.internet.defer import Deferred, DeferredList, maybeDeferred, succeed
 from twisted.internet.interfaces import IListeningPort, IReactorTime
-from twisted.internet.protocol import Factory
 from twisted.logger import Logger
-from twisted.protocols.policies import ProtocolWrapper, WrappingFactory
 from twisted.python.failure import Failure
 
 from mineduel.server.commits import ThreadedWriter
 from mineduel.server.config import Config, default_db_path
 from mineduel.server.discovery import DiscoveryServer
 from mineduel.server.match import RandBytes
-from mineduel.server.net import ServerFactory
+from mineduel.server.net import ListenerFactory, ServerFactory
 from mineduel.server.session import ServerCore
 from mineduel.server.storage import SQLiteStorage, Storage
 from mineduel.server.tls import ListenError, ListenSpec, listen_spec, make_endpoint
@@ -92,26 +90,10 @@ class ServerHandle:
         return self._stopping
 
 
-class _NoRawSocket(ProtocolWrapper):
-    """Hides the socket under a wrapping transport (TLS) from ``net.write_now``.
-
-    ``write_now`` sends on ``transport.socket`` directly when nothing is queued; a TLS transport
-    forwards unknown attributes to the TCP connection beneath it, so the fast path would put
-    plaintext on the wire beside the TLS stream. Behind this wrapper every write goes through
-    the transport's ``write`` (encrypted). Only used for listeners that are not plain sockets.
-    """
-
-    socket = None
-
-
-class _NoRawSocketFactory(WrappingFactory):
-    protocol = _NoRawSocket
-
-
-def _listen_now(endpoint: Any, factory: Factory, spec: ListenSpec) -> IListeningPort:
+def _listen_now(endpoint: Any, factory: ServerFactory, spec: ListenSpec) -> IListeningPort:
     """Listen on ``endpoint`` before returning (TCP, TLS and UNIX endpoints do it at once)."""
     outcome: list[Any] = []
-    pending = endpoint.listen(factory if spec.raw_socket else _NoRawSocketFactory(factory))
+    pending = endpoint.listen(ListenerFactory(factory, tls=spec.tls, pin=spec.pin))
     pending.addBoth(outcome.append)
     if not outcome:
         pending.cancel()

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
@@ -75,6 +76,15 @@ def address_key(address: str) -> str:
     return str(ip)
 
 
+def _object_or_empty(line: bytes) -> Mapping[str, Any]:
+    """The line's JSON object, or ``{}`` (only to find an ``id`` for an error reply)."""
+    try:
+        data = orjson.loads(line.rstrip(b"\r"))
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def _echo_id(msg: Mapping[str, Any]) -> str | int | None:
     """The request ``id`` an error may echo, if it is one a reply could carry."""
     raw = msg.get("id")
@@ -113,6 +123,9 @@ class ServerCore:
         self.conns: dict[int, Conn] = {}
         self.per_address: dict[str, int] = {}
         self.attempts: dict[str, AttemptLog] = {}
+        # Rooms created per address key that may still wait for an opponent: one address must
+        # not fill the server's room limit with rooms nobody can join (each lives 24 h, O15).
+        self.open_rooms: dict[str, list[str]] = {}
         self._loops: list[LoopingCall] = []
         self._ping_order: list[int] = []
         self._ping_next = 0
@@ -139,11 +152,24 @@ class ServerCore:
             log.failure("retention sweep failed")
         self._forget_old_attempts()
 
+    def _open_rooms_of(self, key: str) -> list[str]:
+        """This address's rooms that still exist with a free seat and no match."""
+        codes = []
+        for code in self.open_rooms.get(key, ()):
+            room = self.rooms.rooms.get(code)
+            if room is not None and len(room.seats) < 2 and room.match is None:
+                codes.append(code)
+        if not codes:
+            self.open_rooms.pop(key, None)
+        return codes
+
     def _forget_old_attempts(self) -> None:
         """Addresses whose failed guesses are all older than the window are forgotten (bounded memory)."""
         cutoff = self.clock.seconds() - self.config.code_failure_window
         for address in [a for a, entry in self.attempts.items() if not entry.times or entry.times[-1] <= cutoff]:
             del self.attempts[address]
+        for key in list(self.open_rooms):
+            self._open_rooms_of(key)
 
     def _tick(self) -> None:
         try:
@@ -169,7 +195,9 @@ class ServerCore:
         log.info("server_stopped reason={reason}", reason=reason)
 
     # ----- connections -------------------------------------------------------------------------
-    def connection_made(self, pid: int, address: str, host: str = "127.0.0.1", port: int = 0) -> bool:
+    def connection_made(
+        self, pid: int, address: str, host: str = "127.0.0.1", port: int = 0, *, tls: bool = False, pin: str | None = None
+    ) -> bool:
         """Register a connection; ``False`` (after an error line) if a limit refuses it."""
         key = address_key(address)
         count = self.per_address.get(key, 0)
@@ -183,7 +211,7 @@ class ServerCore:
             self.outbox.close(pid)
             return False
         self.per_address[key] = count + 1
-        info = PeerInfo(pid, address, host, port or self.config.port)
+        info = PeerInfo(pid, address, host, port or self.config.port, tls, pin)
         now = self.clock.seconds()
         conn = Conn(info, tokens=self.config.rate_burst, refilled=now)
         conn.idle = self.clock.callLater(self.config.idle_timeout, self._idle, pid)
@@ -289,6 +317,8 @@ class ServerCore:
             if msg is not None:
                 request = msg.get("type") if isinstance(msg.get("type"), str) else None
                 rid = _echo_id(msg)
+            elif exc.code == ErrorCode.BAD_REQUEST:  # a JSON object without a string type: its id is known
+                rid = _echo_id(_object_or_empty(line))
             self.outbox.send(pid, protocol.error(exc.code, exc.message, rid, request))
             if exc.code == ErrorCode.UNSUPPORTED_PROTOCOL:
                 self._close(pid)
@@ -385,12 +415,24 @@ class ServerCore:
         if kind is ClientType.CREATE:
             name = protocol.player_name(msg)
             seed = protocol.client_seed(msg)
+            key = address_key(conn.info.address)
+            waiting = self._open_rooms_of(key)
+            if len(waiting) >= self.config.max_open_rooms_per_address:
+                raise ProtocolError(
+                    ErrorCode.TOO_MANY_ROOMS,
+                    f"your address already has {len(waiting)} rooms waiting for an opponent; join or leave one first",
+                )
             rooms.create(pid, name=name, seed=seed, rid=rid)
+            seated = rooms.peer_seat.get(pid)
+            if seated is not None:
+                waiting.append(seated[0].code)
+                self.open_rooms[key] = waiting
             return
         if kind in (ClientType.PEEK, ClientType.JOIN, ClientType.RESUME):
             code_value = msg.get("room")
-            name = protocol.player_name(msg)
-            seed = protocol.client_seed(msg)
+            # Only join has a name and a seed; unknown fields of peek and resume are ignored (§1).
+            name = protocol.player_name(msg) if kind is ClientType.JOIN else ""
+            seed = protocol.client_seed(msg) if kind is ClientType.JOIN else None
             tok = protocol.token(msg.get("token")) if kind is ClientType.RESUME else None
             self._check_attempts(address_key(conn.info.address))
             try:
@@ -444,14 +486,15 @@ class ServerCore:
         if conn.greeted:
             raise ProtocolError(ErrorCode.ALREADY_GREETED, "hello was already received")
         version = msg.get("protocol")
-        client = msg.get("client", "")
-        if not isinstance(client, str) or len(client) > 64:
-            raise protocol.bad("'client' must be a string of at most 64 characters")
-        if version != protocol.PROTOCOL_VERSION or isinstance(version, bool):
+        if version != protocol.PROTOCOL_VERSION or isinstance(version, bool):  # check 5 before the fields (6)
             raise ProtocolError(
                 ErrorCode.UNSUPPORTED_PROTOCOL,
                 f"this server speaks protocol {protocol.PROTOCOL_VERSION} only, not {version!r}",
             )
+        client = msg.get("client", "")
+        if not isinstance(client, str) or len(client) > 64:
+            raise protocol.bad("'client' must be a string of at most 64 characters")
+        rid = protocol.request_id(msg)  # a refused hello greets nobody
         conn.greeted = True
         conn.client = client
         if conn.idle is not None and conn.idle.active():
@@ -471,7 +514,6 @@ class ServerCore:
             },
             "rules": {"turn_seconds": self.config.turn_seconds, "grace_seconds": self.config.grace_seconds},
         }
-        rid = protocol.request_id(msg)
         if rid is not None:
             welcome["id"] = rid
         self.commits.send_now(conn.info.id, welcome)

@@ -11,12 +11,12 @@ rules clock (token bucket, idle timer, guessing window) and the net layer's cloc
 close timeout) are ``task.Clock``s the test advances, so nothing waits on real time. The rest
 drives ``ServerCore`` directly with ``server/testing.py``'s Harness. The abuser connects from
 127.0.0.1, the well-behaved players from 127.0.0.2 (Linux routes all of 127/8 to ``lo``), so the
-per-address limits tell them apart as they would two machines. Their sockets have Nagle's
-algorithm switched off at both ends: the server leaves it on, which delays the first reply of a
-turn by ~40 ms (a strict xfail below) and would hide an abuser's effect in the turn counts.
+per-address limits tell them apart as they would two machines. The server sets TCP_NODELAY on
+its sockets (a test below holds it to that: Nagle's algorithm delayed the first reply of a turn by
+~40 ms), and the players' sockets do too, so the turn counts measure the abuser alone.
 
-Two gaps are pinned as strict xfails: one address can take every room of the server, and the
-server's sockets keep Nagle's algorithm.
+One address may keep at most 8 rooms waiting for an opponent, so it cannot fill the server's
+room limit for everybody else.
 """
 
 from __future__ import annotations
@@ -1020,12 +1020,6 @@ def test_too_many_rooms_refuses_a_create_changes_nothing_and_a_freed_room_makes_
     assert len(h.rooms.rooms) == limit
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG server/rooms.py Rooms.create / session: rooms are limited per server only, so one "
-    "address can fill max_rooms (connect, create_room, disconnect; each room waits 24 h for its "
-    "token) and every other client then gets too_many_rooms",
-)
 def test_one_address_cannot_take_every_room_of_the_server():
     """Rooms per server: a misbehaving client hurts nobody but itself, so the room limit must not be
     one that a single address can exhaust for everybody else."""
@@ -1047,14 +1041,6 @@ def test_one_address_cannot_take_every_room_of_the_server():
 
 
 @needs_second_loopback
-@pytest.mark.xfail(
-    sys.platform == "linux",
-    strict=True,
-    reason="BUG server/net.py LineProtocol.connectionMade: accepted sockets keep Nagle's algorithm "
-    "(no TCP_NODELAY); a reply written while an earlier message to the same client is not yet "
-    "acknowledged waits for the client's delayed ACK (~40 ms on Linux): the first move of every "
-    "turn is answered ~40 ms late",
-)
 @pytest_twisted.ensureDeferred
 async def test_a_reply_is_not_held_back_by_nagles_algorithm(live):
     """Latency: with the server's sockets as the server leaves them, a move is answered within a few

@@ -611,11 +611,9 @@ async def test_endpoints_are_all_checked_before_any_listens_and_a_busy_one_close
         await busy.stopListening()
 
 
-# ----- a bug in server/net.py (not this module's file) ------------------------------------------------------------
+# ----- write_now must never bypass TLS ----------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="server/net.py write_now sends on transport.socket, which a TLS transport forwards to "
-                   "the TCP socket beneath it: replies go out in plaintext beside the TLS stream (service.py wraps TLS listeners to avoid it)")
 @pytest_twisted.ensureDeferred
 async def test_net_write_now_keeps_tls_replies_encrypted_without_the_service_wrapper(certificate):
     """ServerFactory behind a bare ``ssl:`` endpoint (as any caller of net.py could set it up): replies must stay TLS."""
