@@ -270,7 +270,7 @@ class Audit:
             start = self.read[pid]
             new.extend((pid, i, lines[i]) for i in range(start, len(lines)))
             self.read[pid] = len(lines)
-        decoded = [(pid, i, line, json.loads(line)) for pid, i, line in new]
+        decoded = [(pid, i, line, protocol.decode(line[:-1])) for pid, i, line in new]
         for pid, i, _, msg in decoded:  # first pass: tokens issued in this step
             if msg.get("type") in ("room_created", "joined") and "token" in msg:
                 self._issued(pid, i, msg)
@@ -1099,7 +1099,7 @@ class Twin:
 
     def _normalise(self, a: bytes, b: bytes, probe: Probe | None) -> tuple[bytes, bytes]:
         """Replace genuine differing hashes (and, for an explore probe, a B4 number) in two state lines."""
-        one, two = json.loads(a), json.loads(b)
+        one, two = protocol.decode(a[:-1]), protocol.decode(b[:-1])
         if one.get("type") != "state" or two.get("type") != "state" or one["match_id"] != two["match_id"]:
             return a, b
         results = one["result"], two["result"]
@@ -1166,35 +1166,40 @@ class Walk:
     exactly where the worlds differ (V5: an overlap in one world, an empty cell in the other).
     """
 
-    def __init__(self, twin: Twin, rng: random.Random, *, safe: bool = False, markers: bool = True, cover: bool = True) -> None:
+    def __init__(
+        self, twin: Twin, rng: random.Random, *, safe: bool = False, markers: bool = True, cover: bool = True, keep_delta: bool = False,
+    ) -> None:
         self.t = twin
         self.rng = rng
         self.safe = safe  # never explore a mine (no KO)
         self.markers = markers
         self.cover = cover  # the observer plants where the worlds differ (V5), which makes them alike again
+        self.keep_delta = keep_delta  # the opponent plants on different empty cells while the worlds' mine sets are equal
         self.away: set[str] = set()
 
     def _common(self) -> tuple[GameState, int, int]:
         s0, _ = self.t.states
         return s0, self.t.obs_seat, 1 - self.t.obs_seat
 
-    def hidden_pair(self) -> tuple[int, int] | None:
+    def hidden_pair(self, *, covered_first: bool) -> tuple[int, int] | None:
+        """Cells for the opponent's plant in world 0 and world 1: both on the observer's own mines
+        (covered: the mine sets stay equal), or both away from every revealed cell (no number moves)."""
         s0, s1 = self.t.states
         opp = 1 - self.t.obs_seat
         p0, p1 = s0.plantable(opp), s1.plantable(opp)
-        covered = p0 & p1 & s0.mines[self.t.obs_seat]
-        if covered.bit_count() >= 2 and self.rng.random() < 0.6:
-            a, b = self.rng.sample(list(cells(covered)), 2)
-            return a, b
-        for _ in range(30):
-            a = self.rng.choice(list(cells(p0))) if p0 else None
-            b = self.rng.choice(list(cells(p1))) if p1 else None
-            if a is None or b is None or a == b:
-                continue
-            delta = (s0.any_mine | 1 << a) ^ (s1.any_mine | 1 << b)
-            if not _zone(delta) & s0.revealed:
-                return a, b
-        return None
+        covered = list(cells(p0 & p1 & s0.mines[self.t.obs_seat]))
+        isolated = [c for c in range(64) if not NEIGHBOURS[c] & s0.revealed]
+        one = [c for c in isolated if p0 >> c & 1]
+        two = [c for c in isolated if p1 >> c & 1]
+        options: list[tuple[int, int]] = []
+        if len(covered) >= 2:
+            options.append(tuple(self.rng.sample(covered, 2)))  # type: ignore[arg-type]
+        if one and two and len(set(one) | set(two)) >= 2:
+            a = self.rng.choice(one)
+            b = self.rng.choice([c for c in two if c != a] or [a])
+            if a != b:
+                options.insert(0 if not covered_first else len(options), (a, b))
+        return options[0] if options else None
 
     def explore_cell(self, seat: int) -> int | None:
         s0, s1 = self.t.states
@@ -1236,7 +1241,9 @@ class Walk:
                 self.t.send(name, type="explore", cell=_cell(cell))
         elif phase in (Phase.PLANT, Phase.OPEN_PLANT):
             if seat == opp:
-                pair = self.hidden_pair() if self.rng.random() < 0.7 else None
+                want_delta = self.keep_delta and not self.t.delta()
+                hide = want_delta or self.rng.random() < 0.7
+                pair = self.hidden_pair(covered_first=not want_delta and self.rng.random() < 0.6) if hide else None
                 if pair is not None:
                     self.t.hidden_plant(*pair)
                     return
@@ -1498,7 +1505,7 @@ def test_sweep_every_action_on_every_cell_gets_the_same_reply_whatever_the_oppon
         twin = Twin(seed, tally, observer_creates=observer_creates)
         twin.send("obs", type="ready")
         twin.send("opp", type="ready")
-        walk = Walk(twin, rng, safe=True, cover=False)  # the differences stay until every point is swept
+        walk = Walk(twin, rng, safe=True, cover=False, keep_delta=True)  # differences stay until every point is swept
         tried: set[tuple[str, int | None]] = set()
         swept: set[str] = set()
         for _ in range(200):
