@@ -471,6 +471,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from twisted.internet import reactor, task
 
+    from mineduel.server.clock import install_steady_clock
+
+    # Frames and a hosted server's deadlines must not freeze for an hour when the system
+    # clock is set back (or all fall due when it is set forward): server/clock.py.
+    install_steady_clock(reactor)
+
     def tick() -> None:
         delay = app.frame()
         if delay is None:
