@@ -1393,7 +1393,7 @@ def test_non_interference_the_observers_bytes_do_not_depend_on_where_the_opponen
     """
     compared: dict[str, set[str]] = defaultdict(set)
 
-    @settings(max_examples=scaled(20), **HYPOTHESIS)
+    @settings(max_examples=scaled(16), **HYPOTHESIS)
     @given(st.integers(0, 2**32 - 1), st.booleans())
     def run(seed: int, observer_creates: bool) -> None:
         before = len(tally.leaks)
@@ -1420,7 +1420,7 @@ def test_non_interference_the_observers_bytes_do_not_depend_on_where_the_opponen
     assert {label for label, kinds in compared.items() if kinds} >= TWIN_STATES, TWIN_STATES - set(compared)
 
 
-@settings(max_examples=scaled(10), **HYPOTHESIS)
+@settings(max_examples=scaled(8), **HYPOTHESIS)
 @given(st.integers(0, 2**32 - 1))
 def test_v5_an_overlapping_plant_is_answered_byte_for_byte_like_a_plant_on_an_empty_cell(seed: int) -> None:
     """V5: the opponent's opening mine is on c (world 0) or d (world 1); the observer plants on c, then d.
