@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import reliability
+import reliability
 
 ROOT = Path(__file__).resolve().parent.parent
 

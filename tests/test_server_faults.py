@@ -27,7 +27,7 @@ from mineduel.server.clock import SteadyClock
 from mineduel.server.storage import SQLiteStorage
 from mineduel.server.testing import Harness, oracle_message
 from mineduel.shared.verify import verify_record
-from tests.reliability import record_figure
+from reliability import record_figure
 
 pytestmark = pytest.mark.reliability
 
