@@ -352,8 +352,9 @@ class CommitQueue:
 
     def _write(self, batch: Batch) -> Write:
         if self.meta is not None:
-            for key, value in self.meta().items():
-                batch.meta.setdefault(key, value)
+            # As it is now: a value staged earlier in the batch (the 1 s clock tick) may be older
+            # than the actions it commits, and a restart must not resume behind them.
+            batch.meta.update(self.meta())
         return batch.to_write()
 
     def _landed(self, batch: Batch, error: BaseException | None) -> bool:
