@@ -58,12 +58,18 @@ class _Line:
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
         self.buffer = b""
         self.seen: list[dict] = []
+        self.unclaimed: list[dict] = []
         self.ids = 0
 
     def send(self, **msg: object) -> None:
         self.sock.sendall(json.dumps(msg).encode() + b"\n")
 
     def wait(self, pred, limit: float = 15.0) -> dict:
+        """The first message not yet returned that matches ``pred``, already received or not."""
+        for msg in self.unclaimed:
+            if pred(msg):
+                self.unclaimed.remove(msg)
+                return msg
         deadline = time.monotonic() + limit
         while True:
             while b"\n" in self.buffer:
@@ -74,6 +80,7 @@ class _Line:
                     self.send(type="pong")
                 if pred(msg):
                     return msg
+                self.unclaimed.append(msg)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise AssertionError(f"no such message within {limit} s; saw {[m['type'] for m in self.seen]}")
@@ -109,42 +116,70 @@ def _spawn_server(args: list[str], env: dict[str, str]) -> tuple[subprocess.Pope
     raise AssertionError(seen.decode(errors="replace"))
 
 
-@pytest.mark.skipif(not FAKETIME_LIBS, reason="libfaketime is not installed (Debian: apt-get install faketime; .ci/run does)")
-def test_o5_deadlines_survive_the_system_clock_jumping_an_hour_both_ways(tmp_path):
-    """A real server under libfaketime: +1 h expires no deadline early, -1 h delays none."""
+needs_faketime = pytest.mark.skipif(
+    not FAKETIME_LIBS, reason="libfaketime is not installed (Debian: apt-get install faketime; .ci/run does)"
+)
+
+
+def _faketime_server(tmp_path: Path, turn: float) -> tuple[subprocess.Popen[bytes], int, Path]:
+    """A server process whose wall clock the test moves by rewriting ``stamp`` (monotonic stays real)."""
     stamp = tmp_path / "faketime"
     stamp.write_text("+0\n")
     env = dict(os.environ, LD_PRELOAD=FAKETIME_LIBS[0], FAKETIME_TIMESTAMP_FILE=str(stamp),
                FAKETIME_NO_CACHE="1", FAKETIME_DONT_FAKE_MONOTONIC="1")
-    turn = 3.0
     args = [sys.executable, "-m", "mineduel.server", "--host", "127.0.0.1", "--port", "0", "--no-discovery",
             "--db", str(tmp_path / "clock.db"), "--turn-seconds", str(turn)]
     proc, port = _spawn_server(args, env)
-    try:
-        a, b = _Line(port), _Line(port)
-        for c in (a, b):
-            c.request("hello", protocol=1, client="faults/1")
-        created = a.request("create_room", client_seed="a")
-        b.request("join", room=created["room"], client_seed="b")
-        a.request("ready")
-        b.request("ready")
-        first = a if a.wait(lambda m: m["type"] == "match_start")["seat"] == 0 else b
-        before = first.wait(lambda m: m["type"] == "state")
-        assert before["to_move"] == "me" and before["deadline"]["left"] == pytest.approx(turn, abs=0.5)
+    return proc, port, stamp
 
-        stamp.write_text("+1h\n")  # the wall clock jumps an hour ahead
+
+def _match(port: int) -> tuple[_Line, dict]:
+    """Two players, a started match: the first player and its first state."""
+    a, b = _Line(port), _Line(port)
+    for c in (a, b):
+        c.request("hello", protocol=1, client="faults/1")
+    created = a.request("create_room", client_seed="a")
+    b.request("join", room=created["room"], client_seed="b")
+    a.request("ready")
+    b.request("ready")
+    first = a if a.wait(lambda m: m["type"] == "match_start")["seat"] == 0 else b
+    return first, first.wait(lambda m: m["type"] == "state")
+
+
+@needs_faketime
+def test_o5_a_wall_clock_jump_forward_expires_no_deadline(tmp_path):
+    """+1 h on the system clock: the 20 s opening deadline has not passed (O4), the server clock did not jump."""
+    proc, port, stamp = _faketime_server(tmp_path, turn=20.0)
+    try:
+        first, before = _match(port)
+        assert before["to_move"] == "me" and before["deadline"]["left"] > 10
+        stamp.write_text("+1h\n")
         pong = first.request("ping")
-        assert abs(pong["server_time"] - before["server_time"]) < 60  # the server clock did not jump
-        ok = first.request("explore", cell=[0, 0])  # a 3 s deadline must not have expired
+        assert abs(pong["server_time"] - before["server_time"]) < 60
+        ok = first.request("explore", cell=[0, 0])
         assert ok["seq"] == 1
         after = next(m for m in reversed(first.seen) if m["type"] == "state")
         assert after["events"][-1]["action"] == "explore" and not after["events"][-1].get("auto")
+        assert after["deadline"]["at"] - after["server_time"] == pytest.approx(20.0, abs=0.01)
+        record_figure("faults", "system clock jumps survived (+1 h, -1 h)", 1)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
 
-        stamp.write_text("-1h\n")  # and an hour back: the next deadline must still fire on time
-        waited = first.wait(lambda m: m["type"] == "state" and any(e["action"] == "timeout" for e in m["events"]))
+
+@needs_faketime
+def test_o4_a_wall_clock_jump_back_delays_no_deadline(tmp_path):
+    """-1 h on the system clock: the opening deadline still fires when due, not an hour late (O4)."""
+    turn = 2.0
+    proc, port, stamp = _faketime_server(tmp_path, turn=turn)
+    try:
+        first, before = _match(port)
+        stamp.write_text("-1h\n")
+        # Without the steady clock this waits an hour; the bound fails it long before.
+        waited = first.wait(lambda m: m["type"] == "state" and any(e["action"] == "timeout" for e in m["events"]), limit=30)
         timeout = next(e for e in waited["events"] if e["action"] == "timeout")
-        assert timeout["at"] - after["server_time"] == pytest.approx(turn, abs=1.0)
-        record_figure("faults", "system clock jumps survived (+1 h, -1 h)", 2)
+        assert timeout["at"] == pytest.approx(before["deadline"]["at"], abs=0.002)  # on time, on the server clock
+        record_figure("faults", "system clock jumps survived (+1 h, -1 h)", 1)
     finally:
         proc.kill()
         proc.wait(timeout=30)
