@@ -471,7 +471,16 @@ class ServerCore:
         elif kind is ClientType.REMATCH:
             rooms.rematch(pid, seed=protocol.client_seed(msg))
         elif kind is ClientType.GET_RECORD:
-            rooms.get_record(pid, protocol.match_id(msg.get("match_id")), rid)
+            # Match ids can be guessed like room codes: misses count against the same limit.
+            mid = protocol.match_id(msg.get("match_id"))
+            key = address_key(conn.info.address)
+            self._check_attempts(key)
+            try:
+                rooms.get_record(pid, mid, rid)
+            except ProtocolError as exc:
+                if exc.code in (ErrorCode.NOT_FOUND, ErrorCode.NOT_FINISHED):
+                    self._failed_attempt(key)
+                raise
             return
         self._ok(pid, kind, rid)
 

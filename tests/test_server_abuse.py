@@ -1049,3 +1049,20 @@ async def test_a_reply_is_not_held_back_by_nagles_algorithm(live):
     server = live()
     neighbours = await Neighbours.start(server, server_nodelay=False)
     await neighbours.move(12)  # the opening's four steps and a few turns: the mover changes often
+
+
+def test_match_id_guessing_with_get_record_counts_against_the_guessing_limit():
+    """get_record misses (unknown or running ids) are guesses too: 10 per address per 60 s, and each one
+    cost a look over every room, so an unlimited stream of them was a cheap way to load the server."""
+    h = Harness()
+    first, _second = h.start()
+    running = h.match(first).id
+    guesser = h.connect("10.7.7.7")
+    codes = [guesser.send(type="get_record", match_id=f"{i:016x}")[0]["code"] for i in range(9)]
+    assert codes == ["not_found"] * 9
+    assert guesser.send(type="get_record", match_id=running)[0]["code"] == "not_finished"
+    assert guesser.send(type="get_record", match_id="00000000000000aa")[0]["code"] == "too_many_attempts"
+    assert h.connect("10.7.7.8").send(type="get_record", match_id=running)[0]["code"] == "not_finished"
+    h.advance(61)
+    assert guesser.send(type="get_record", match_id="00000000000000ab")[0]["code"] == "not_found"
+    record_figure("abuse", "match ids guessed", 12)
