@@ -149,7 +149,9 @@ class ServerProcess:
             cmd += ["--census"]
         cmd += ["--", "--host", "127.0.0.1", "--port", "0", "--no-discovery", "--db", str(self.db),
                 "--db-sync", self.db_sync, "--max-connections-per-address", str(self.max_conns),
-                "--max-connections", str(self.max_conns), *self.extra]
+                "--max-connections", str(self.max_conns),
+                # every bot connects from 127.0.0.1, and thousands of rooms wait for their joiner at once
+                "--max-open-rooms-per-address", str(self.max_conns), *self.extra]
         self.started_at = time.monotonic()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         with open(self.log, "wb") as out:

@@ -32,6 +32,7 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warn", "error"])
     parser.add_argument("--max-connections-per-address", type=int, default=16)
     parser.add_argument("--max-connections", type=int, default=2000, help="connections in all (default 2000)")
+    parser.add_argument("--max-open-rooms-per-address", type=int, default=8, help="rooms still waiting for an opponent per address (default 8; raise it for a big shared NAT)")
     parser.add_argument("--rate", type=float, default=20.0, help="messages per second per connection")
     # Rule timings are fixed by RULES.md; these exist for tests and demos only.
     parser.add_argument("--turn-seconds", type=float, default=protocol.TURN_SECONDS, help=argparse.SUPPRESS)
@@ -53,6 +54,7 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
         idle_timeout=args.idle_timeout,
         max_connections_per_address=args.max_connections_per_address,
         max_connections=args.max_connections,
+        max_open_rooms_per_address=args.max_open_rooms_per_address,
         rate_per_second=args.rate,
         rate_burst=max(args.rate * 2, 1.0),
     ), args.log_level
