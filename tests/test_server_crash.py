@@ -511,7 +511,9 @@ async def run_campaign(db: str, *, seed: int, matches: int, kills: int) -> Campa
     """Play ``matches`` matches to their end on a server killed ``kills`` times; every check on the way."""
     campaign = Campaign(db, seed=seed, matches=matches, kills=kills)
     expected_actions = 45 * matches  # about the mean length of these bots' matches (measured)
-    gap = max(4, expected_actions // (kills + 2))
+    # Kills spread over the first half of the expected actions: matches end at different times,
+    # and every planned kill must find some still running (at scale 10 the last one once did not).
+    gap = max(4, expected_actions // (2 * (kills + 2)))
     limit = WATCHDOG_SECONDS + 2.0 * matches + 3.0 * kills  # a healthy run takes a fraction of it
     watchdog = _reactor().callLater(limit, campaign.give_up)
     try:

@@ -812,6 +812,17 @@ class Tour:
             w.silent.add(x)  # a silent drop: idle after 60 s, then 120 s of grace (O12)
             w.advance(200.0)
         elif ending == "expired_first":
+            for name in (x, y):  # both present, so the graces below start now (one may still be away)
+                if not w.seated(name):
+                    w.resume(name)
+            # Leave the opening with safe moves first: its deadlines make O4 auto-moves, which may
+            # step on a mine (KO) while both are away and end the match before a grace runs out.
+            for _ in range(8):
+                state = w.match.state
+                mover = self.by_seat()[state.to_move] if not state.over else None
+                if mover is None or not state.phase.value.startswith("open") or not w.seated(mover):
+                    break
+                w.send(mover, **oracle_message(state))
             w.drop(x)
             w.advance(30.0)
             w.drop(y)
