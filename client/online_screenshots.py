@@ -339,3 +339,36 @@ def _error(s: Shooter) -> None:
     rig.lobby.address_field.set_text("192.168.1.40:47650")
     rig.click("connect")
     s.settle(0.3)
+
+
+@shot("online_error_tls_refused")
+def _tls_refused(s: Shooter) -> None:
+    """A pinned link whose server shows another certificate: refused, never sent in plaintext."""
+    from mineduel.client.online_client import OnlineServices
+
+    rig = _rig(s)
+
+    class WrongCertificate:
+        def __init__(self, listener: Any) -> None:
+            listener.link_refused(self, "certificate fingerprint does not match the link's pin")
+
+        def send(self, message: Any) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    services: OnlineServices = rig.client.services
+    services.connect = lambda host, port, listener, **tls: WrongCertificate(listener)
+    rig.lobby.open_link("mineduels://duel.example.org:47650/join/NYTF23?pin=" + "ab" * 32)
+    s.settle(0.5)
+
+
+@shot("online_storage_unavailable")
+def _storage_unavailable(s: Shooter) -> None:
+    """The server's disk failed: a move is refused with storage_unavailable and nothing changed."""
+    rig = _rig(s)
+    rig.start_match()
+    rig.play_until(turn=2)
+    rig.client._refused("explore", "storage_unavailable")  # what the reply to a move does
+    s.settle(0.5)
