@@ -87,7 +87,8 @@ def render(scale: int, counts: dict[str, int], by_suite: dict[str, list[tuple[st
     ]
     for suite, figures in by_suite.items():
         for figure, value, unit in figures:
-            shown = _number(value) + (f" {unit.removeprefix('max').strip()}" if unit else "")
+            label = unit.removeprefix("max").strip()
+            shown = _number(value) + (f" {label}" if label else "")
             lines.append(f"| {suite} | {figure} | {shown} |")
     lines += ["", END]
     return "\n".join(lines)
