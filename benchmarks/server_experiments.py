@@ -10,7 +10,9 @@ spread pings, GC freezing, the restore's split commit) are now the server's own 
 their what-if figures.
 
 ``nodelay``
-    ``TCP_NODELAY`` on every server connection (Nagle off).
+    ``TCP_NODELAY`` on every server connection (Nagle off). The server has done this itself
+    since issue 8 (``server/net.py``), so the experiment now changes nothing; kept so older
+    figures can be reproduced with older servers.
 
 ``no-gc-freeze``
     The server without its garbage-collector policy (``server/gcpolicy.py``): what it buys.
