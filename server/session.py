@@ -12,7 +12,8 @@ answers with an ``error`` and nothing changes.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -377,6 +378,19 @@ class ServerCore:
         elif len(entry.times) >= self.config.code_failures:
             raise ProtocolError(ErrorCode.TOO_MANY_ATTEMPTS, "too many unknown room codes; wait a minute")
 
+    @contextmanager
+    def _guess(self, conn: Conn, *misses: str) -> Iterator[None]:
+        """A request naming something that can be guessed: refused once the address guessed
+        wrong too often, and a refusal with one of ``misses`` counts as a wrong guess."""
+        key = address_key(conn.info.address)
+        self._check_attempts(key)
+        try:
+            yield
+        except ProtocolError as exc:
+            if exc.code in misses:
+                self._failed_attempt(key)
+            raise
+
     def _failed_attempt(self, address: str) -> None:
         self.attempts.setdefault(address, AttemptLog()).times.append(self.clock.seconds())
 
@@ -434,8 +448,7 @@ class ServerCore:
             name = protocol.player_name(msg) if kind is ClientType.JOIN else ""
             seed = protocol.client_seed(msg) if kind is ClientType.JOIN else None
             tok = protocol.token(msg.get("token")) if kind is ClientType.RESUME else None
-            self._check_attempts(address_key(conn.info.address))
-            try:
+            with self._guess(conn, ErrorCode.ROOM_NOT_FOUND, ErrorCode.BAD_TOKEN):
                 code = protocol.room_code(code_value)
                 if kind is ClientType.PEEK:
                     rooms.peek(pid, code, rid)
@@ -444,10 +457,6 @@ class ServerCore:
                 else:
                     assert tok is not None
                     rooms.resume(pid, code, tok, rid)
-            except ProtocolError as exc:
-                if exc.code in (ErrorCode.ROOM_NOT_FOUND, ErrorCode.BAD_TOKEN):
-                    self._failed_attempt(address_key(conn.info.address))
-                raise
             return
         if kind is ClientType.READY:
             ready = msg.get("ready", True)
@@ -473,14 +482,8 @@ class ServerCore:
         elif kind is ClientType.GET_RECORD:
             # Match ids can be guessed like room codes: misses count against the same limit.
             mid = protocol.match_id(msg.get("match_id"))
-            key = address_key(conn.info.address)
-            self._check_attempts(key)
-            try:
+            with self._guess(conn, ErrorCode.NOT_FOUND, ErrorCode.NOT_FINISHED):
                 rooms.get_record(pid, mid, rid)
-            except ProtocolError as exc:
-                if exc.code in (ErrorCode.NOT_FOUND, ErrorCode.NOT_FINISHED):
-                    self._failed_attempt(key)
-                raise
             return
         self._ok(pid, kind, rid)
 
