@@ -31,9 +31,9 @@ import sys
 import time
 from itertools import product
 
-from mineduel.shared.ai import Difficulty, next_step
-from mineduel.shared.engine import ActionType, GameState, Phase, SeatView, Variant
-from mineduel.shared.simulate import simulate
+from mineduel.shared.ai.cpu import Difficulty, next_step
+from mineduel.shared.rules.engine import ActionType, GameState, Phase, SeatView, Variant
+from mineduel.shared.cli.simulate import simulate
 
 Position = tuple[SeatView, Difficulty, "int | None"]
 

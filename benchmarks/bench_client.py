@@ -43,7 +43,7 @@ def _start_mid_game(app) -> None:  # noqa: ANN001
     """Start a match from a mid-game position (numbers, flags, mines everywhere)."""
     from mineduel.client.cpu_match import CpuMatch
     from mineduel.client.screenshots import MID_GAME
-    from mineduel.shared.notation import from_ascii
+    from mineduel.shared.rules.notation import from_ascii
 
     app.ctx.new_cpu_match = lambda **kw: CpuMatch(clock=app.clock, state=from_ascii(MID_GAME), **kw)
     app.stack.popup.start()

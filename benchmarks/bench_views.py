@@ -28,9 +28,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mineduel.shared import protocol
-from mineduel.shared.bitboard import BYTE_BITS, CELLS, COLS, NEIGHBOURS, ROWS, cells
-from mineduel.shared.engine import (
+from mineduel.shared.wire import protocol
+from mineduel.shared.rules.bitboard import BYTE_BITS, CELLS, COLS, NEIGHBOURS, ROWS, cells
+from mineduel.shared.rules.engine import (
     Action,
     ActionType,
     GameState,
@@ -38,7 +38,7 @@ from mineduel.shared.engine import (
     SeatView,
     Variant,
 )
-from mineduel.shared.randomplay import random_legal_action
+from mineduel.shared.ai.randomplay import random_legal_action
 
 # ----- the replaced implementation (verbatim copies, for the comparison) -------------------------
 

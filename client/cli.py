@@ -10,19 +10,19 @@ from collections.abc import Callable, Sequence
 
 
 def _replay(argv: Sequence[str]) -> int:
-    from mineduel.shared.replay import main
+    from mineduel.shared.cli.replay import main
 
     return main(argv)
 
 
 def _simulate(argv: Sequence[str]) -> int:
-    from mineduel.shared.simulate import main
+    from mineduel.shared.cli.simulate import main
 
     return main(argv)
 
 
 def _verify(argv: Sequence[str]) -> int:
-    from mineduel.shared.verify import main
+    from mineduel.shared.cli.verify import main
 
     return main(argv)
 

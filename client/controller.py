@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from mineduel.shared.engine import Action, ActionType, Outcome, Refusal, SeatView
+from mineduel.shared.rules.engine import Action, ActionType, Outcome, Refusal, SeatView
 
 
 class OpponentKind(StrEnum):

@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 
 from mineduel.client.controller import Applied, Ended, MatchEvent, OpponentKind, Refused, Timing
 from mineduel.client.pacing import StepPacer
-from mineduel.shared import ai
-from mineduel.shared.engine import Action, ActionType, GameState, Outcome, Reason, SeatView, Variant
-from mineduel.shared.record import dumps
+from mineduel.shared.ai import cpu as ai
+from mineduel.shared.rules.engine import Action, ActionType, GameState, Outcome, Reason, SeatView, Variant
+from mineduel.shared.fairness.record import dumps
 
 HUMAN = 0
 CPU = 1

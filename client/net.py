@@ -33,8 +33,7 @@ from zope.interface import implementer
 
 from mineduel.client.online_client import CONNECT_TIMEOUT, Connector, FoundServer, HostInfo, LinkListener, OnlineServices
 from mineduel.client.tokens import TokenStore
-from mineduel.shared import protocol
-
+from mineduel.shared.wire import protocol
 log = logging.getLogger(__name__)
 
 MAX_LINE = 1 << 20  # server lines can be long (a match_end carries the whole record)

@@ -34,8 +34,7 @@ from typing import Any, Protocol
 
 from mineduel.client.online_match import OnlineMatch
 from mineduel.client.tokens import SavedSession, TokenStore
-from mineduel.shared import protocol
-
+from mineduel.shared.wire import protocol
 log = logging.getLogger(__name__)
 
 BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0)  # seconds between reconnection attempts, then 8 s each

@@ -19,9 +19,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mineduel.client.controller import Applied, Ended, MatchEvent, OpponentKind, Refused, Timing
-from mineduel.shared import protocol
-from mineduel.shared.bitboard import CELLS, COLS
-from mineduel.shared.engine import Action, ActionType, Outcome, Reason, Refusal, SeatView
+from mineduel.shared.wire import protocol
+from mineduel.shared.rules.bitboard import CELLS, COLS
+from mineduel.shared.rules.engine import Action, ActionType, Outcome, Reason, Refusal, SeatView
 
 #: Request codes from the server that are rule refusals the match screen already words (refusal.*).
 ENGINE_REFUSALS = frozenset(r.value for r in Refusal)

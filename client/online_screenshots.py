@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from mineduel.client.screenshots import Shooter, shot
-from mineduel.shared.bitboard import FULL, cells
-from mineduel.shared.engine import Phase
+from mineduel.shared.rules.bitboard import FULL, cells
+from mineduel.shared.rules.engine import Phase
 
 
 class Rig:

@@ -107,7 +107,7 @@ class Shooter:
     def start_from(self, board: str, *, phase: str = "explore", to_move: int = 0, turn: int = 7, marker_used: bool = False) -> None:
         """Press Start on the rules popup, with the match set to ``board``."""
         from mineduel.client.cpu_match import CpuMatch
-        from mineduel.shared.notation import from_ascii
+        from mineduel.shared.rules.notation import from_ascii
 
         state = from_ascii(board, phase=phase, to_move=to_move, turn=turn, marker_used=marker_used)
         ctx = self.app.ctx

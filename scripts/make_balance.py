@@ -4,7 +4,7 @@
     .venv/bin/python scripts/make_balance.py [--games 10000] [--seed balance] [--workers N]
 
 Plays all nine ordered difficulty pairings (first player × second player), ``--games`` matches
-each, with ``mineduel.shared.simulate`` (match ``i`` of pairing ``F-S`` uses the run seed
+each, with ``mineduel.shared.cli.simulate`` (match ``i`` of pairing ``F-S`` uses the run seed
 ``{seed}-F-S``, so every figure is reproducible). Writes the tables between the
 ``generated`` markers of docs/BALANCE.md and keeps the hand-written reading between the
 ``reading`` markers; draws docs/balance.png (needs matplotlib: ``pip install 'mine-duel[chart]'``).
@@ -21,8 +21,8 @@ from datetime import date
 from itertools import product
 from pathlib import Path
 
-from mineduel.shared.ai import MISJUDGMENT_RATE, Difficulty
-from mineduel.shared.simulate import (
+from mineduel.shared.ai.cpu import MISJUDGMENT_RATE, Difficulty
+from mineduel.shared.cli.simulate import (
     CPU_REASONS,
     MISJ_NOT,
     MISJ_TAKEN,

@@ -7,9 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from mineduel.server.config import Config, default_db_path
-from mineduel.shared import protocol
-
-
+from mineduel.shared.wire import protocol
 def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
     parser = argparse.ArgumentParser(
         prog="mine-duel-server",

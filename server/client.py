@@ -32,8 +32,7 @@ from twisted.protocols.basic import LineOnlyReceiver
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from mineduel.shared import protocol
-
+from mineduel.shared.wire import protocol
 Predicate = Callable[[dict[str, Any]], bool]
 
 

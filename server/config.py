@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from mineduel.shared import protocol
-
+from mineduel.shared.wire import protocol
 try:
     from importlib.metadata import version as _version
 

@@ -21,8 +21,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.protocol import DatagramProtocol
 from twisted.logger import Logger
 
-from mineduel.shared import protocol
-
+from mineduel.shared.wire import protocol
 log = Logger(namespace="mineduel.discovery")
 
 MAX_DATAGRAM = 512

@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from mineduel.shared import fairness
-from mineduel.shared.bitboard import CELLS, COLS
-from mineduel.shared.engine import (
+from mineduel.shared.fairness import commitments as fairness
+from mineduel.shared.rules.bitboard import CELLS, COLS
+from mineduel.shared.rules.engine import (
     Action,
     ActionType,
     GameState,
@@ -25,7 +25,7 @@ from mineduel.shared.engine import (
     Refusal,
     Variant,
 )
-from mineduel.shared.record import FORMAT, action_json, result_json
+from mineduel.shared.fairness.record import FORMAT, action_json, result_json
 
 RandBytes = Callable[[int], bytes]
 
@@ -471,7 +471,7 @@ class LiveMatch:
         salt and, on the last row of each commit, the clock state — newer than the blob's when
         the row is at or after the blob's ``seq``.
         """
-        from mineduel.shared.record import from_json
+        from mineduel.shared.fairness.record import from_json
 
         salts_in_rows: dict[int, str] = {}
         state: dict[str, Any] | None = None

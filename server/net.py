@@ -19,9 +19,7 @@ from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from mineduel.server.session import ServerCore
-from mineduel.shared import protocol
-
-
+from mineduel.shared.wire import protocol
 log = Logger(namespace="mineduel.net")
 
 

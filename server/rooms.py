@@ -43,9 +43,10 @@ from mineduel.server.commits import Batch, CommitQueue, Outbox
 from mineduel.server.config import Config
 from mineduel.server.match import LiveMatch, RandBytes
 from mineduel.server.storage import Storage
-from mineduel.shared import fairness, protocol
-from mineduel.shared.engine import Action, ActionType, Refusal
-from mineduel.shared.protocol import ErrorCode, ProtocolError, ServerType
+from mineduel.shared.fairness import commitments as fairness
+from mineduel.shared.wire import protocol
+from mineduel.shared.rules.engine import Action, ActionType, Refusal
+from mineduel.shared.wire.protocol import ErrorCode, ProtocolError, ServerType
 
 
 log = Logger(namespace="mineduel.rooms")

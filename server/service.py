@@ -23,9 +23,7 @@ from mineduel.server.net import ListenerFactory, ServerFactory
 from mineduel.server.session import ServerCore
 from mineduel.server.storage import SQLiteStorage, Storage
 from mineduel.server.tls import ListenError, ListenSpec, listen_spec, make_endpoint
-from mineduel.shared import protocol
-
-
+from mineduel.shared.wire import protocol
 log = Logger(namespace="mineduel.service")
 
 

@@ -27,8 +27,8 @@ from mineduel.server.config import Config
 from mineduel.server.match import RandBytes
 from mineduel.server.rooms import PeerInfo, Rooms
 from mineduel.server.storage import Storage
-from mineduel.shared import protocol
-from mineduel.shared.protocol import ClientType, ErrorCode, ProtocolError, ServerType
+from mineduel.shared.wire import protocol
+from mineduel.shared.wire.protocol import ClientType, ErrorCode, ProtocolError, ServerType
 
 log = Logger(namespace="mineduel.session")
 

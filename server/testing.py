@@ -15,8 +15,7 @@ from twisted.internet.task import Clock
 from mineduel.server.config import Config
 from mineduel.server.session import ServerCore
 from mineduel.server.storage import MemoryStorage
-from mineduel.shared import protocol
-
+from mineduel.shared.wire import protocol
 START = 1_700_000_000.0
 
 
@@ -164,8 +163,8 @@ def oracle_message(state: Any) -> dict[str, Any]:
     It reads the server's whole truth, so it exists only for tests and benchmarks that need a
     long match to reach the score ending (O9) quickly.
     """
-    from mineduel.shared.bitboard import FULL, cells
-    from mineduel.shared.engine import Phase
+    from mineduel.shared.rules.bitboard import FULL, cells
+    from mineduel.shared.rules.engine import Phase
 
     seat = state.to_move
     safe = FULL & ~(state.revealed | state.any_marker | state.any_mine)

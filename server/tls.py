@@ -23,8 +23,7 @@ from twisted.internet.abstract import isIPAddress, isIPv6Address
 from twisted.internet.interfaces import IOpenSSLClientConnectionCreator
 from zope.interface import implementer
 
-from mineduel.shared import protocol
-
+from mineduel.shared.wire import protocol
 TLS_KINDS = frozenset({"ssl"})
 """Endpoint types whose connections are encrypted."""
 

@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", default=None, help="database path (default: a new temporary folder)")
     args = parser.parse_args(argv)
 
-    sys.path.insert(0, str(TESTS))
+    sys.path[:0] = [str(TESTS), str(TESTS / "reliability")]  # support.* and the suite itself
     from twisted.internet import defer, reactor
 
     from twisted.python.failure import Failure

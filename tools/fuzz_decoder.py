@@ -221,7 +221,7 @@ def _worker(argv: list[str]) -> None:
     import atheris
 
     with atheris.instrument_imports(include=["mineduel.shared"]):
-        from mineduel.shared import protocol
+        from mineduel.shared.wire import protocol
     if os.environ.get(INJECT_ENV) == "1":
         real_cell = protocol.cell
 

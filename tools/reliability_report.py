@@ -6,7 +6,7 @@
 
 It runs every test marked ``reliability`` (fuzzing, abuse, faults, crashes, silent drops, leak
 audit, TLS) with ``MINEDUEL_RELIABILITY_SCALE`` times the CI amount of work, collects what each
-suite says it tried (``tests/reliability.py``: ``record_figure``), and rewrites the part of
+suite says it tried (``tests/support/reliability.py``: ``record_figure``), and rewrites the part of
 docs/RELIABILITY.md between the ``figures`` markers. If any test fails the document is left
 alone and the exit status is 1: a report is only published from a green run.
 """

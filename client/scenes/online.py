@@ -36,8 +36,7 @@ from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, Pointer
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
 from mineduel.client.ui.textfield import TextField
 from mineduel.client.ui.widgets import Button, WidgetGroup
-from mineduel.shared import protocol
-
+from mineduel.shared.wire import protocol
 log = logging.getLogger(__name__)
 
 W = 390

@@ -36,8 +36,8 @@ from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
 from mineduel.client.ui.widgets import Button, WidgetGroup
-from mineduel.shared.engine import ActionType, Reason
-from mineduel.shared.verify import CHECK_NAMES, VerifyReport, verify_record
+from mineduel.shared.rules.engine import ActionType, Reason
+from mineduel.shared.fairness.verify import CHECK_NAMES, VerifyReport, verify_record
 
 PANEL = pygame.Rect(8, BOARD_TOP - 2, 374, END_TURN.top - 8 - (BOARD_TOP - 2))
 INFO = pygame.Rect(8, INFO_Y, 374, 34)

@@ -19,7 +19,7 @@ from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind, WheelEvent
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
 from mineduel.client.ui.widgets import Button
-from mineduel.shared.engine import Reason
+from mineduel.shared.rules.engine import Reason
 
 PAD = 22
 BUTTON_H = 50

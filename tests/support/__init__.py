@@ -1,0 +1,1 @@
+"""Test doubles, oracles and strategies shared by the suites (imported as ``support.…``)."""
