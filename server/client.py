@@ -16,6 +16,11 @@ Over TLS: ``connect(reactor, host, port, tls=True)`` checks the certificate agai
 trust store and ``host``; ``pin=`` (the SHA-256 a ``mineduels://…?pin=`` link carries) accepts
 that one certificate instead. Either way ``connect`` returns only after the handshake passed,
 and raises :class:`TLSRefused` when it did not.
+
+This is the one server module a client may import (tests/test_architecture.py checks it): it
+also offers what the game client needs of the server package besides talking to one —
+:func:`secure_endpoint` and :func:`is_tls_refusal` for its own links, :func:`discover` for LAN
+discovery, :func:`host_server` for *Host on this computer*, and :func:`install_steady_clock`.
 """
 
 from __future__ import annotations
@@ -187,3 +192,53 @@ async def connect(
     if client.secured is not None:
         await client.secured
     return client
+
+
+# ----- what a game client needs of the server package (the only module it imports) -----------
+
+
+def secure_endpoint(endpoint: Any, host: str, pin: str | None) -> Any:
+    """``endpoint`` wrapped in TLS, checked by the trust store and ``host``, or by ``pin`` alone."""
+    from mineduel.server.tls import wrap_client_endpoint
+
+    return wrap_client_endpoint(endpoint, host, pin)
+
+
+def is_tls_refusal(reason: Failure) -> bool:
+    """Whether a lost connection was a refused TLS handshake (final: never retried in plaintext)."""
+    from mineduel.server.tls import is_tls_refusal as refused
+
+    return refused(reason)
+
+
+def discover(reactor: Any, port: int, timeout: float, targets: tuple[str, ...]) -> Deferred[list[Any]]:
+    """Ask the LAN for servers (docs/PROTOCOL.md §12); fires with the ``FoundServer``s that answered."""
+    from mineduel.server.discovery import discover as ask
+
+    return ask(reactor, port, timeout, targets)
+
+
+def host_server(reactor: Any, **config: Any) -> Any:
+    """Start a whole server in this reactor (*Host on this computer*); returns its ``ServerHandle``.
+
+    ``config`` are :class:`~mineduel.server.config.Config` fields. If ``port`` is taken, any free
+    port is used instead (another server on this machine).
+    """
+    from twisted.internet.error import CannotListenError
+
+    from mineduel.server.config import Config
+    from mineduel.server.service import open_storage, start_server
+
+    settings = Config(**config)
+    storage = open_storage(settings)
+    try:
+        return start_server(reactor, settings, storage=storage)
+    except CannotListenError:
+        return start_server(reactor, settings.with_(port=0), storage=storage)
+
+
+def install_steady_clock(reactor: Any) -> Any:
+    """Make the reactor's clock monotonic (see ``server/clock.py``): deadlines ignore clock jumps."""
+    from mineduel.server.clock import install_steady_clock as install
+
+    return install(reactor)
