@@ -1,0 +1,940 @@
+"""Every message of docs/PROTOCOL.md as a typed, frozen class: what each end builds and reads.
+
+Server → client messages (:data:`ServerMessage`) are built by the server's presenter and read
+by clients; client → server requests (:data:`ClientMessage`) the other way round. Each class
+knows its wire form (``wire()``: the JSON object, keys in the documented order, optional keys
+left out when unset) and how to be read back from a decoded JSON object (``parse``), checking
+every field: a hostile peer's message is refused with :class:`~mineduel.shared.wire.codec.ProtocolError`
+(client → server, the documented codes) or :class:`BadMessage` (server → client), never half-read.
+:mod:`mineduel.shared.wire.codec` is the one place that turns them into lines and back.
+
+Values are kept exactly as they travel (seat-relative words such as ``"me"``/``"opponent"``,
+rounded times, board rows as strings), so that reading a message and writing it again gives the
+same bytes; :mod:`mineduel.shared.wire.board` turns boards into masks and views.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from mineduel.shared.wire.names import ClientType, ServerType
+
+Json: TypeAlias = dict[str, Any]
+"""A JSON object as the codec reads and writes it (only here and in the codec)."""
+
+RecordJson: TypeAlias = dict[str, Any]
+"""A match record (docs/RECORD.md): a document of its own, checked by ``fairness.record``."""
+
+RequestId: TypeAlias = str | int
+Relative: TypeAlias = Literal["me", "opponent"]
+
+
+class BadMessage(ValueError):
+    """A server message that breaks docs/PROTOCOL.md (a hostile or broken server)."""
+
+
+# ----- reading helpers (server → client) -------------------------------------------------------
+
+
+def _need(obj: Mapping[str, Any], key: str) -> Any:
+    if key not in obj:
+        raise BadMessage(f"{obj.get('type')!r} without {key!r}")
+    return obj[key]
+
+
+def _str(obj: Mapping[str, Any], key: str, *, limit: int = 4096) -> str:
+    value = _need(obj, key)
+    if not isinstance(value, str) or len(value) > limit:
+        raise BadMessage(f"{key!r} must be a string")
+    return value
+
+
+def _opt_str(obj: Mapping[str, Any], key: str) -> str | None:
+    return None if obj.get(key) is None else _str(obj, key)
+
+
+def _int(obj: Mapping[str, Any], key: str) -> int:
+    value = _need(obj, key)
+    if type(value) is not int:
+        raise BadMessage(f"{key!r} must be an integer")
+    return value
+
+
+def _bool(obj: Mapping[str, Any], key: str) -> bool:
+    value = _need(obj, key)
+    if type(value) is not bool:
+        raise BadMessage(f"{key!r} must be true or false")
+    return value
+
+
+def _number(obj: Mapping[str, Any], key: str) -> float:
+    value = _need(obj, key)
+    if type(value) not in (int, float) or not math.isfinite(value):
+        raise BadMessage(f"{key!r} must be a finite number")
+    return value  # type: ignore[no-any-return]  # int or float, kept as sent
+
+
+def _opt_number(obj: Mapping[str, Any], key: str) -> float | None:
+    return None if obj.get(key) is None else _number(obj, key)
+
+
+def _object(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = _need(obj, key)
+    if not isinstance(value, dict):
+        raise BadMessage(f"{key!r} must be an object")
+    return value
+
+
+def _opt_object(obj: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    return None if obj.get(key) is None else _object(obj, key)
+
+
+def _relative(obj: Mapping[str, Any], key: str) -> Relative:
+    value = _need(obj, key)
+    if value == "me" or value == "opponent":
+        return value  # type: ignore[no-any-return]  # narrowed to the literal
+    raise BadMessage(f"{key!r} must be 'me' or 'opponent'")
+
+
+def _opt_relative(obj: Mapping[str, Any], key: str) -> Relative | None:
+    return None if obj.get(key) is None else _relative(obj, key)
+
+
+def _seat(obj: Mapping[str, Any], key: str = "seat") -> int:
+    value = _int(obj, key)
+    if value not in (0, 1):
+        raise BadMessage(f"{key!r} must be 0 or 1")
+    return value
+
+
+def _rid(obj: Mapping[str, Any]) -> RequestId | None:
+    value = obj.get("id")
+    if value is None or (isinstance(value, str) and len(value) <= 64) or type(value) is int:
+        return value
+    raise BadMessage("'id' must be a string or an integer")
+
+
+def _rows(obj: Mapping[str, Any], key: str, alphabet: str) -> tuple[str, ...]:
+    """A board layer: 8 strings of 8 characters from ``alphabet`` (docs/PROTOCOL.md §5)."""
+    value = _need(obj, key)
+    if not (isinstance(value, list) and len(value) == 8):
+        raise BadMessage(f"{key!r} must be 8 rows")
+    for row in value:
+        if not (isinstance(row, str) and len(row) == 8 and all(ch in alphabet for ch in row)):
+            raise BadMessage(f"{key!r} rows must be 8 characters of {alphabet!r}")
+    return tuple(value)
+
+
+def _cell(value: Any, key: str = "cell") -> tuple[int, int]:
+    if not (isinstance(value, list) and len(value) == 2 and all(type(v) is int and 0 <= v < 8 for v in value)):
+        raise BadMessage(f"{key!r} must be [row, col] with integers 0-7")
+    return value[0], value[1]
+
+
+def _with_id(out: Json, rid: RequestId | None) -> Json:
+    if rid is not None:
+        out["id"] = rid
+    return out
+
+
+# ----- parts of messages ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Deadline:
+    """``{at, left}``: a server-clock time and the seconds left when the message was built."""
+
+    at: float
+    left: float
+
+    @classmethod
+    def of(cls, deadline: float | None, now: float) -> Deadline | None:
+        if deadline is None:
+            return None
+        return cls(round(deadline, 3), round(max(0.0, deadline - now), 3))
+
+    def wire(self) -> Json:
+        return {"at": self.at, "left": self.left}
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any] | None) -> Deadline | None:
+        if obj is None:
+            return None
+        return cls(_number(obj, "at"), _number(obj, "left"))
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """A seat-relative result (``state.result``, ``match_end.result``)."""
+
+    outcome: Literal["win", "loss", "draw", "void"]
+    winner: Relative | None
+    reason: str
+    scores: tuple[int, int] | None  # (mine, the opponent's), O10
+
+    def wire(self) -> Json:
+        return {
+            "outcome": self.outcome,
+            "winner": self.winner,
+            "reason": self.reason,
+            "scores": None if self.scores is None else {"me": self.scores[0], "opponent": self.scores[1]},
+        }
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> Result:
+        outcome = _str(obj, "outcome")
+        if outcome not in ("win", "loss", "draw", "void"):
+            raise BadMessage(f"unknown outcome {outcome!r}")
+        scores = _opt_object(obj, "scores")
+        return cls(
+            outcome,  # type: ignore[arg-type]  # checked just above
+            _opt_relative(obj, "winner"),
+            _str(obj, "reason", limit=32),
+            None if scores is None else (_int(scores, "me"), _int(scores, "opponent")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    """A seat's board: four layers of 8 rows of 8 characters (docs/PROTOCOL.md §5)."""
+
+    numbers: Sequence[str]  # "." closed, "0"-"8" open (B4)
+    opened_by: Sequence[str]  # "m" me, "o" the opponent (B3), "." closed
+    markers: Sequence[str]  # "m" mine, "o" the opponent's
+    my_mines: Sequence[str]  # "x" my own mines
+
+    def wire(self) -> Json:
+        return {"numbers": self.numbers, "opened_by": self.opened_by, "markers": self.markers, "my_mines": self.my_mines}
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> Board:
+        return cls(
+            _rows(obj, "numbers", ".012345678"),
+            _rows(obj, "opened_by", ".mo"),
+            _rows(obj, "markers", ".mo"),
+            _rows(obj, "my_mines", ".x"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SeenAction:
+    """One record action as a seat may see it (``state.events``): the opponent's plant has no cell."""
+
+    seq: int
+    by: Relative
+    action: str
+    cell: Sequence[int] | None  # [row, col]
+    at: float
+    auto: bool = False
+    commitment: str | None = None  # plants only (R3b)
+    transcript: str | None = None  # plants only
+
+    def wire(self) -> Json:
+        out: Json = {"seq": self.seq, "by": self.by, "action": self.action}
+        if self.cell is not None:
+            out["cell"] = self.cell
+        out["at"] = self.at
+        if self.auto:
+            out["auto"] = True
+        if self.commitment is not None:
+            out["commitment"] = self.commitment
+            out["transcript"] = self.transcript
+        return out
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> SeenAction:
+        cell = obj.get("cell")
+        auto = obj.get("auto", False)
+        if type(auto) is not bool:
+            raise BadMessage("'auto' must be true or false")
+        return cls(
+            _int(obj, "seq"),
+            _relative(obj, "by"),
+            _str(obj, "action", limit=32),
+            None if cell is None else list(_cell(cell)),
+            _number(obj, "at"),
+            auto,
+            _opt_str(obj, "commitment"),
+            _opt_str(obj, "transcript"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
+    """A seat as ``room`` shows it: who, whether connected, ready, asking for a rematch, its grace."""
+
+    name: str
+    connected: bool
+    ready: bool
+    rematch: bool
+    grace: Deadline | None
+    grace_expired: bool
+
+    def wire(self) -> Json:
+        return {
+            "name": self.name,
+            "connected": self.connected,
+            "ready": self.ready,
+            "rematch": self.rematch,
+            "grace": None if self.grace is None else self.grace.wire(),
+            "grace_expired": self.grace_expired,
+        }
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any] | None) -> SeatInfo | None:
+        if obj is None:
+            return None
+        return cls(
+            _str(obj, "name", limit=64), _bool(obj, "connected"), _bool(obj, "ready"), _bool(obj, "rematch"),
+            Deadline.parse(_opt_object(obj, "grace")), _bool(obj, "grace_expired"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Reveal:
+    """O13 seat-relative: mines ``m``/``o``/``x`` (mine, theirs, both), markers, ``y``/``n`` right or wrong."""
+
+    mines: Sequence[str]
+    markers: Sequence[str]
+    marker_correct: Sequence[str]
+    ko_cell: Sequence[int] | None
+
+    def wire(self) -> Json:
+        return {"mines": self.mines, "markers": self.markers, "marker_correct": self.marker_correct, "ko_cell": self.ko_cell}
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> Reveal:
+        ko = obj.get("ko_cell")
+        return cls(
+            _rows(obj, "mines", ".mox"), _rows(obj, "markers", ".mo"), _rows(obj, "marker_correct", ".ny"),
+            None if ko is None else list(_cell(ko, "ko_cell")),
+        )
+
+
+# ----- server → client ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Welcome:
+    TYPE: ClassVar[ServerType] = ServerType.WELCOME
+    protocol: int
+    server_name: str
+    server_version: str
+    server_time: float
+    max_line: int
+    messages_per_second: float
+    burst: float
+    ping_interval: float
+    idle_timeout: float
+    turn_seconds: float
+    grace_seconds: float
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({
+            "type": "welcome",
+            "protocol": self.protocol,
+            "server": {"name": self.server_name, "version": self.server_version},
+            "server_time": self.server_time,
+            "limits": {
+                "max_line": self.max_line,
+                "messages_per_second": self.messages_per_second,
+                "burst": self.burst,
+                "ping_interval": self.ping_interval,
+                "idle_timeout": self.idle_timeout,
+            },
+            "rules": {"turn_seconds": self.turn_seconds, "grace_seconds": self.grace_seconds},
+        }, self.id)
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> Welcome:
+        server, limits, rules = _object(obj, "server"), _object(obj, "limits"), _object(obj, "rules")
+        return cls(
+            _int(obj, "protocol"), _str(server, "name", limit=256), _str(server, "version", limit=64),
+            _number(obj, "server_time"), _int(limits, "max_line"), _number(limits, "messages_per_second"),
+            _number(limits, "burst"), _number(limits, "ping_interval"), _number(limits, "idle_timeout"),
+            _number(rules, "turn_seconds"), _number(rules, "grace_seconds"), _rid(obj),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Error:
+    TYPE: ClassVar[ServerType] = ServerType.ERROR
+    code: str
+    message: str
+    request: str | None = None
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        out: Json = {"type": "error", "code": str(self.code), "message": self.message}
+        if self.request is not None:
+            out["request"] = self.request
+        return _with_id(out, self.id)
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> Error:
+        return cls(_str(obj, "code", limit=64), _str(obj, "message"), _opt_str(obj, "request"), _rid(obj))
+
+
+@dataclass(frozen=True, slots=True)
+class Ok:
+    TYPE: ClassVar[ServerType] = ServerType.OK
+    request: str
+    id: RequestId | None = None
+    seq: int | None = None  # match actions: the new sequence number
+
+    def wire(self) -> Json:
+        out = _with_id({"type": "ok", "request": self.request}, self.id)
+        if self.seq is not None:
+            out["seq"] = self.seq
+        return out
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> Ok:
+        return cls(_str(obj, "request", limit=32), _rid(obj), None if obj.get("seq") is None else _int(obj, "seq"))
+
+
+@dataclass(frozen=True, slots=True)
+class Ping:
+    TYPE: ClassVar[ServerType] = ServerType.PING
+    server_time: float
+
+    def wire(self) -> Json:
+        return {"type": "ping", "server_time": self.server_time}
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> Ping:
+        return cls(_number(obj, "server_time"))
+
+
+@dataclass(frozen=True, slots=True)
+class Pong:
+    TYPE: ClassVar[ServerType] = ServerType.PONG
+    server_time: float
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "pong", "server_time": self.server_time}, self.id)
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> Pong:
+        return cls(_number(obj, "server_time"), _rid(obj))
+
+
+@dataclass(frozen=True, slots=True)
+class RoomCreated:
+    TYPE: ClassVar[ServerType] = ServerType.ROOM_CREATED
+    room: str
+    invite: str
+    token: str
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "room_created", "room": self.room, "invite": self.invite, "token": self.token}, self.id)
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> RoomCreated:
+        return cls(_str(obj, "room", limit=16), _str(obj, "invite", limit=512), _str(obj, "token", limit=64), _rid(obj))
+
+
+@dataclass(frozen=True, slots=True)
+class RoomInfo:
+    TYPE: ClassVar[ServerType] = ServerType.ROOM_INFO
+    room: str
+    status: str
+    seats: int
+    open: bool
+    commitment: str
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({
+            "type": "room_info", "room": self.room, "status": self.status, "seats": self.seats,
+            "open": self.open, "commitment": self.commitment,
+        }, self.id)
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> RoomInfo:
+        return cls(
+            _str(obj, "room", limit=16), _str(obj, "status", limit=16), _int(obj, "seats"), _bool(obj, "open"),
+            _str(obj, "commitment", limit=64), _rid(obj),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """``joined``: a new seat (with its ``token``) or a resumed one (``resumed``, no token)."""
+
+    TYPE: ClassVar[ServerType] = ServerType.JOINED
+    room: str
+    invite: str
+    token: str | None
+    resumed: bool
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        if self.resumed:
+            out: Json = {"type": "joined", "room": self.room, "resumed": True, "invite": self.invite}
+        else:
+            out = {"type": "joined", "room": self.room, "token": self.token, "resumed": False, "invite": self.invite}
+        return _with_id(out, self.id)
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> Joined:
+        resumed = _bool(obj, "resumed")
+        token = None if resumed else _str(obj, "token", limit=64)
+        return cls(_str(obj, "room", limit=16), _str(obj, "invite", limit=512), token, resumed, _rid(obj))
+
+
+@dataclass(frozen=True, slots=True)
+class Room:
+    TYPE: ClassVar[ServerType] = ServerType.ROOM
+    room: str
+    status: str  # waiting / playing / finished
+    me: SeatInfo
+    opponent: SeatInfo | None
+    match_id: str | None
+    next_commitment: str
+    expires: float | None
+    server_time: float
+
+    def wire(self) -> Json:
+        return {
+            "type": "room",
+            "room": self.room,
+            "status": self.status,
+            "me": self.me.wire(),
+            "opponent": None if self.opponent is None else self.opponent.wire(),
+            "match_id": self.match_id,
+            "next_commitment": self.next_commitment,
+            "expires": self.expires,
+            "server_time": self.server_time,
+        }
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> Room:
+        me = SeatInfo.parse(_object(obj, "me"))
+        assert me is not None
+        return cls(
+            _str(obj, "room", limit=16), _str(obj, "status", limit=16), me, SeatInfo.parse(_opt_object(obj, "opponent")),
+            _opt_str(obj, "match_id"), _str(obj, "next_commitment", limit=64), _opt_number(obj, "expires"),
+            _number(obj, "server_time"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MatchStart:
+    TYPE: ClassVar[ServerType] = ServerType.MATCH_START
+    room: str
+    match_id: str
+    seat: int
+    first: Relative
+    first_player_rule: str  # "draw" (O3) or "swap" (O14)
+    commitment: str
+    client_seeds: Sequence[str]  # in join order
+    my_seed_index: int
+    nonce: int
+    turn_seconds: float
+    opponent_name: str
+    started: float
+
+    def wire(self) -> Json:
+        return {
+            "type": "match_start",
+            "room": self.room,
+            "match_id": self.match_id,
+            "seat": self.seat,
+            "first": self.first,
+            "first_player_rule": self.first_player_rule,
+            "commitment": self.commitment,
+            "client_seeds": self.client_seeds,
+            "my_seed_index": self.my_seed_index,
+            "nonce": self.nonce,
+            "turn_seconds": self.turn_seconds,
+            "opponent": {"name": self.opponent_name},
+            "started": self.started,
+        }
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> MatchStart:
+        seeds = _need(obj, "client_seeds")
+        if not (isinstance(seeds, list) and len(seeds) == 2 and all(isinstance(s, str) and len(s) <= 64 for s in seeds)):
+            raise BadMessage("'client_seeds' must be two strings")
+        index = _int(obj, "my_seed_index")
+        if index not in (0, 1):
+            raise BadMessage("'my_seed_index' must be 0 or 1")
+        return cls(
+            _str(obj, "room", limit=16), _str(obj, "match_id", limit=16), _seat(obj), _relative(obj, "first"),
+            _str(obj, "first_player_rule", limit=16), _str(obj, "commitment", limit=64), list(seeds), index,
+            _int(obj, "nonce"), _number(obj, "turn_seconds"), _str(_object(obj, "opponent"), "name", limit=64),
+            _number(obj, "started"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """One seat's whole view after a change (V2): built from that seat's ``SeatView`` only."""
+
+    TYPE: ClassVar[ServerType] = ServerType.STATE
+    match_id: str
+    seq: int
+    seat: int
+    phase: str
+    to_move: Relative | None
+    turn: int
+    quota_left: int
+    deadline: Deadline | None
+    server_time: float
+    board: Board
+    transcript: str
+    events: Sequence[SeenAction]
+    result: Result | None
+
+    def wire(self) -> Json:
+        deadline, result = self.deadline, self.result
+        return {
+            "type": "state",
+            "match_id": self.match_id,
+            "seq": self.seq,
+            "seat": self.seat,
+            "phase": self.phase,
+            "to_move": self.to_move,
+            "turn": self.turn,
+            "quota_left": self.quota_left,
+            "deadline": None if deadline is None else {"at": deadline.at, "left": deadline.left},
+            "server_time": self.server_time,
+            "board": self.board.wire(),
+            "transcript": self.transcript,
+            "events": [e.wire() for e in self.events],
+            "result": None if result is None else result.wire(),
+        }
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> State:
+        events = _need(obj, "events")
+        if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
+            raise BadMessage("'events' must be a list of objects")
+        result = _opt_object(obj, "result")
+        return cls(
+            _str(obj, "match_id", limit=16), _int(obj, "seq"), _seat(obj), _str(obj, "phase", limit=16),
+            _opt_relative(obj, "to_move"), _int(obj, "turn"), _int(obj, "quota_left"),
+            Deadline.parse(_opt_object(obj, "deadline")), _number(obj, "server_time"),
+            Board.parse(_object(obj, "board")), _str(obj, "transcript", limit=64),
+            tuple(SeenAction.parse(e) for e in events), None if result is None else Result.parse(result),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Presence:
+    """The opponent's connection (O12): ``deadline`` is its grace while it is away."""
+
+    TYPE: ClassVar[ServerType] = ServerType.PRESENCE
+    connected: bool
+    deadline: Deadline | None
+    grace_expired: bool
+    server_time: float
+
+    def wire(self) -> Json:
+        return {
+            "type": "presence",
+            "who": "opponent",
+            "connected": self.connected,
+            "deadline": None if self.deadline is None else self.deadline.wire(),
+            "grace_expired": self.grace_expired,
+            "server_time": self.server_time,
+        }
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> Presence:
+        return cls(
+            _bool(obj, "connected"), Deadline.parse(_opt_object(obj, "deadline")), _bool(obj, "grace_expired"),
+            _number(obj, "server_time"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEnd:
+    """O13: the result, the full reveal and the record with its fairness proof (R3)."""
+
+    TYPE: ClassVar[ServerType] = ServerType.MATCH_END
+    match_id: str
+    seat: int
+    result: Result
+    reveal: Reveal
+    turns: int
+    elapsed: float
+    record: RecordJson
+    next_commitment: str
+
+    def wire(self) -> Json:
+        return {
+            "type": "match_end",
+            "match_id": self.match_id,
+            "seat": self.seat,
+            "result": self.result.wire(),
+            "reveal": self.reveal.wire(),
+            "turns": self.turns,
+            "elapsed": self.elapsed,
+            "record": self.record,
+            "next_commitment": self.next_commitment,
+        }
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> MatchEnd:
+        return cls(
+            _str(obj, "match_id", limit=16), _seat(obj), Result.parse(_object(obj, "result")),
+            Reveal.parse(_object(obj, "reveal")), _int(obj, "turns"), _number(obj, "elapsed"),
+            dict(_object(obj, "record")), _str(obj, "next_commitment", limit=64),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RematchStatus:
+    TYPE: ClassVar[ServerType] = ServerType.REMATCH
+    me: bool
+    opponent: bool
+
+    def wire(self) -> Json:
+        return {"type": "rematch", "me": self.me, "opponent": self.opponent}
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> RematchStatus:
+        return cls(_bool(obj, "me"), _bool(obj, "opponent"))
+
+
+@dataclass(frozen=True, slots=True)
+class RecordReply:
+    TYPE: ClassVar[ServerType] = ServerType.RECORD
+    match_id: str
+    record: RecordJson
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "record", "match_id": self.match_id, "record": self.record}, self.id)
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> RecordReply:
+        return cls(_str(obj, "match_id", limit=16), dict(_object(obj, "record")), _rid(obj))
+
+
+@dataclass(frozen=True, slots=True)
+class RoomClosed:
+    TYPE: ClassVar[ServerType] = ServerType.ROOM_CLOSED
+    room: str
+    reason: str
+
+    def wire(self) -> Json:
+        return {"type": "room_closed", "room": self.room, "reason": self.reason}
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> RoomClosed:
+        return cls(_str(obj, "room", limit=16), _str(obj, "reason", limit=64))
+
+
+@dataclass(frozen=True, slots=True)
+class ServerClosing:
+    TYPE: ClassVar[ServerType] = ServerType.SERVER_CLOSING
+    reason: str
+
+    def wire(self) -> Json:
+        return {"type": "server_closing", "reason": self.reason}
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> ServerClosing:
+        return cls(_str(obj, "reason", limit=64))
+
+
+ServerMessage: TypeAlias = (
+    Welcome | Error | Ok | Ping | Pong | RoomCreated | RoomInfo | Joined | Room | MatchStart | State
+    | Presence | MatchEnd | RematchStatus | RecordReply | RoomClosed | ServerClosing
+)
+
+SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
+    cls.TYPE.value: cls
+    for cls in (
+        Welcome, Error, Ok, Ping, Pong, RoomCreated, RoomInfo, Joined, Room, MatchStart, State,
+        Presence, MatchEnd, RematchStatus, RecordReply, RoomClosed, ServerClosing,
+    )
+}
+
+
+# ----- client → server ------------------------------------------------------------------------------
+# Read by ``codec.parse_request`` with the field checks of docs/PROTOCOL.md §4 (step 6 of §9);
+# a room code is only checked at step 7 (credentials), by the server: ``room`` holds what was sent.
+
+
+@dataclass(frozen=True, slots=True)
+class Hello:
+    TYPE: ClassVar[ClientType] = ClientType.HELLO
+    protocol: int
+    client: str = ""
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "hello", "protocol": self.protocol, "client": self.client}, self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class PingRequest:
+    TYPE: ClassVar[ClientType] = ClientType.PING
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "ping"}, self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class PongReply:
+    TYPE: ClassVar[ClientType] = ClientType.PONG
+
+    def wire(self) -> Json:
+        return {"type": "pong"}
+
+
+@dataclass(frozen=True, slots=True)
+class CreateRoom:
+    TYPE: ClassVar[ClientType] = ClientType.CREATE
+    name: str = ""
+    client_seed: str | None = None
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        out: Json = {"type": "create_room", "name": self.name}
+        if self.client_seed is not None:
+            out["client_seed"] = self.client_seed
+        return _with_id(out, self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Peek:
+    TYPE: ClassVar[ClientType] = ClientType.PEEK
+    room: object  # as sent; the server checks the code at step 7 (a malformed one is room_not_found)
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "peek", "room": self.room}, self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    TYPE: ClassVar[ClientType] = ClientType.JOIN
+    room: object  # as sent (see Peek)
+    name: str = ""
+    client_seed: str | None = None
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        out: Json = {"type": "join", "room": self.room, "name": self.name}
+        if self.client_seed is not None:
+            out["client_seed"] = self.client_seed
+        return _with_id(out, self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    TYPE: ClassVar[ClientType] = ClientType.RESUME
+    room: object  # as sent (see Peek)
+    token: str
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "resume", "room": self.room, "token": self.token}, self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    TYPE: ClassVar[ClientType] = ClientType.READY
+    ready: bool = True
+    client_seed: str | None = None
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        out: Json = {"type": "ready", "ready": self.ready}
+        if self.client_seed is not None:
+            out["client_seed"] = self.client_seed
+        return _with_id(out, self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    TYPE: ClassVar[ClientType] = ClientType.LEAVE
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "leave"}, self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchAction:
+    """``explore``/``plant``/``flag``/``unflag`` (with a cell) and ``end_turn`` (without)."""
+
+    type: ClientType
+    cell: int | None = None  # row * 8 + col
+    match_id: str | None = None
+    seq: int | None = None
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        out: Json = {"type": self.type.value}
+        if self.cell is not None:
+            out["cell"] = list(divmod(self.cell, 8))
+        if self.match_id is not None:
+            out["match_id"] = self.match_id
+        if self.seq is not None:
+            out["seq"] = self.seq
+        return _with_id(out, self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Resign:
+    TYPE: ClassVar[ClientType] = ClientType.RESIGN
+    match_id: str | None = None
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        out: Json = {"type": "resign"}
+        if self.match_id is not None:
+            out["match_id"] = self.match_id
+        return _with_id(out, self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Rematch:
+    TYPE: ClassVar[ClientType] = ClientType.REMATCH
+    client_seed: str | None = None
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        out: Json = {"type": "rematch"}
+        if self.client_seed is not None:
+            out["client_seed"] = self.client_seed
+        return _with_id(out, self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class GetRecord:
+    TYPE: ClassVar[ClientType] = ClientType.GET_RECORD
+    match_id: str
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "get_record", "match_id": self.match_id}, self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Bye:
+    TYPE: ClassVar[ClientType] = ClientType.BYE
+
+    def wire(self) -> Json:
+        return {"type": "bye"}
+
+
+ClientMessage: TypeAlias = (
+    Hello | PingRequest | PongReply | CreateRoom | Peek | Join | Resume | Ready | Leave | MatchAction
+    | Resign | Rematch | GetRecord | Bye
+)
+
+Message: TypeAlias = ServerMessage | ClientMessage
