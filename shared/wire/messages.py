@@ -16,9 +16,9 @@ same bytes; :mod:`mineduel.shared.wire.board` turns boards into masks and views.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TypeAlias
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import MISSING, dataclass, fields
+from typing import Any, ClassVar, Literal, TypeAlias, TypeVar
 
 from mineduel.shared.wire.names import ClientType, ServerType
 
@@ -30,6 +30,34 @@ RecordJson: TypeAlias = dict[str, Any]
 
 RequestId: TypeAlias = str | int
 Relative: TypeAlias = Literal["me", "opponent"]
+
+
+_T = TypeVar("_T")
+
+
+def _fast_init(cls: type[_T]) -> type[_T]:
+    """Give a frozen slots dataclass an ``__init__`` that fills its slots through their descriptors.
+
+    The server builds two ``state`` messages (with a board, a deadline and events) per action;
+    the frozen dataclass ``__init__`` goes through ``object.__setattr__`` per field and costs about
+    1.6 times as much (measured with ``timeit`` on a 13-field class). Same signature, same
+    defaults, still frozen afterwards.
+    """
+    params, body = [], []
+    namespace: dict[str, Any] = {}
+    for f in fields(cls):  # type: ignore[arg-type]  # cls is a dataclass (applied after @dataclass)
+        if f.default is not MISSING:
+            namespace[f"_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_default_{f.name}")
+        else:
+            params.append(f.name)
+        namespace[f"_set_{f.name}"] = getattr(cls, f.name).__set__
+        body.append(f"    _set_{f.name}(self, {f.name})")
+    exec(f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["    pass"]), namespace)  # noqa: S102 - built from field names only
+    init: Callable[..., None] = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = init  # type: ignore[misc]  # same signature as the dataclass's own
+    return cls
 
 
 class BadMessage(ValueError):
@@ -143,6 +171,7 @@ def _with_id(out: Json, rid: RequestId | None) -> Json:
 # ----- parts of messages ---------------------------------------------------------------------------
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Deadline:
     """``{at, left}``: a server-clock time and the seconds left when the message was built."""
@@ -150,11 +179,12 @@ class Deadline:
     at: float
     left: float
 
-    @classmethod
-    def of(cls, deadline: float | None, now: float) -> Deadline | None:
+    @staticmethod
+    def of(deadline: float | None, now: float) -> Deadline | None:
         if deadline is None:
             return None
-        return cls(round(deadline, 3), round(max(0.0, deadline - now), 3))
+        left = deadline - now
+        return Deadline(round(deadline, 3), round(left, 3) if left > 0.0 else 0.0)
 
     def wire(self) -> Json:
         return {"at": self.at, "left": self.left}
@@ -166,6 +196,7 @@ class Deadline:
         return cls(_number(obj, "at"), _number(obj, "left"))
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Result:
     """A seat-relative result (``state.result``, ``match_end.result``)."""
@@ -197,6 +228,7 @@ class Result:
         )
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Board:
     """A seat's board: four layers of 8 rows of 8 characters (docs/PROTOCOL.md §5)."""
@@ -219,6 +251,7 @@ class Board:
         )
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class SeenAction:
     """One record action as a seat may see it (``state.events``): the opponent's plant has no cell."""
@@ -262,6 +295,7 @@ class SeenAction:
         )
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class SeatInfo:
     """A seat as ``room`` shows it: who, whether connected, ready, asking for a rematch, its grace."""
@@ -293,6 +327,7 @@ class SeatInfo:
         )
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Reveal:
     """O13 seat-relative: mines ``m``/``o``/``x`` (mine, theirs, both), markers, ``y``/``n`` right or wrong."""
@@ -317,6 +352,7 @@ class Reveal:
 # ----- server → client ------------------------------------------------------------------------------
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Welcome:
     TYPE: ClassVar[ServerType] = ServerType.WELCOME
@@ -360,6 +396,7 @@ class Welcome:
         )
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Error:
     TYPE: ClassVar[ServerType] = ServerType.ERROR
@@ -379,6 +416,7 @@ class Error:
         return cls(_str(obj, "code", limit=64), _str(obj, "message"), _opt_str(obj, "request"), _rid(obj))
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Ok:
     TYPE: ClassVar[ServerType] = ServerType.OK
@@ -397,6 +435,7 @@ class Ok:
         return cls(_str(obj, "request", limit=32), _rid(obj), None if obj.get("seq") is None else _int(obj, "seq"))
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Ping:
     TYPE: ClassVar[ServerType] = ServerType.PING
@@ -410,6 +449,7 @@ class Ping:
         return cls(_number(obj, "server_time"))
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Pong:
     TYPE: ClassVar[ServerType] = ServerType.PONG
@@ -424,6 +464,7 @@ class Pong:
         return cls(_number(obj, "server_time"), _rid(obj))
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class RoomCreated:
     TYPE: ClassVar[ServerType] = ServerType.ROOM_CREATED
@@ -440,6 +481,7 @@ class RoomCreated:
         return cls(_str(obj, "room", limit=16), _str(obj, "invite", limit=512), _str(obj, "token", limit=64), _rid(obj))
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class RoomInfo:
     TYPE: ClassVar[ServerType] = ServerType.ROOM_INFO
@@ -464,6 +506,7 @@ class RoomInfo:
         )
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Joined:
     """``joined``: a new seat (with its ``token``) or a resumed one (``resumed``, no token)."""
@@ -489,6 +532,7 @@ class Joined:
         return cls(_str(obj, "room", limit=16), _str(obj, "invite", limit=512), token, resumed, _rid(obj))
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Room:
     TYPE: ClassVar[ServerType] = ServerType.ROOM
@@ -525,6 +569,7 @@ class Room:
         )
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class MatchStart:
     TYPE: ClassVar[ServerType] = ServerType.MATCH_START
@@ -574,6 +619,7 @@ class MatchStart:
         )
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class State:
     """One seat's whole view after a change (V2): built from that seat's ``SeatView`` only."""
@@ -627,6 +673,7 @@ class State:
         )
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Presence:
     """The opponent's connection (O12): ``deadline`` is its grace while it is away."""
@@ -655,6 +702,7 @@ class Presence:
         )
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class MatchEnd:
     """O13: the result, the full reveal and the record with its fairness proof (R3)."""
@@ -691,6 +739,7 @@ class MatchEnd:
         )
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class RematchStatus:
     TYPE: ClassVar[ServerType] = ServerType.REMATCH
@@ -705,6 +754,7 @@ class RematchStatus:
         return cls(_bool(obj, "me"), _bool(obj, "opponent"))
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class RecordReply:
     TYPE: ClassVar[ServerType] = ServerType.RECORD
@@ -720,6 +770,7 @@ class RecordReply:
         return cls(_str(obj, "match_id", limit=16), dict(_object(obj, "record")), _rid(obj))
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class RoomClosed:
     TYPE: ClassVar[ServerType] = ServerType.ROOM_CLOSED
@@ -734,6 +785,7 @@ class RoomClosed:
         return cls(_str(obj, "room", limit=16), _str(obj, "reason", limit=64))
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class ServerClosing:
     TYPE: ClassVar[ServerType] = ServerType.SERVER_CLOSING
@@ -766,6 +818,7 @@ SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
 # a room code is only checked at step 7 (credentials), by the server: ``room`` holds what was sent.
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Hello:
     TYPE: ClassVar[ClientType] = ClientType.HELLO
@@ -777,6 +830,7 @@ class Hello:
         return _with_id({"type": "hello", "protocol": self.protocol, "client": self.client}, self.id)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class PingRequest:
     TYPE: ClassVar[ClientType] = ClientType.PING
@@ -786,6 +840,7 @@ class PingRequest:
         return _with_id({"type": "ping"}, self.id)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class PongReply:
     TYPE: ClassVar[ClientType] = ClientType.PONG
@@ -794,6 +849,7 @@ class PongReply:
         return {"type": "pong"}
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class CreateRoom:
     TYPE: ClassVar[ClientType] = ClientType.CREATE
@@ -808,6 +864,7 @@ class CreateRoom:
         return _with_id(out, self.id)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Peek:
     TYPE: ClassVar[ClientType] = ClientType.PEEK
@@ -818,6 +875,7 @@ class Peek:
         return _with_id({"type": "peek", "room": self.room}, self.id)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Join:
     TYPE: ClassVar[ClientType] = ClientType.JOIN
@@ -833,6 +891,7 @@ class Join:
         return _with_id(out, self.id)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Resume:
     TYPE: ClassVar[ClientType] = ClientType.RESUME
@@ -844,6 +903,7 @@ class Resume:
         return _with_id({"type": "resume", "room": self.room, "token": self.token}, self.id)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Ready:
     TYPE: ClassVar[ClientType] = ClientType.READY
@@ -858,6 +918,7 @@ class Ready:
         return _with_id(out, self.id)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Leave:
     TYPE: ClassVar[ClientType] = ClientType.LEAVE
@@ -867,6 +928,7 @@ class Leave:
         return _with_id({"type": "leave"}, self.id)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class MatchAction:
     """``explore``/``plant``/``flag``/``unflag`` (with a cell) and ``end_turn`` (without)."""
@@ -888,6 +950,7 @@ class MatchAction:
         return _with_id(out, self.id)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Resign:
     TYPE: ClassVar[ClientType] = ClientType.RESIGN
@@ -901,6 +964,7 @@ class Resign:
         return _with_id(out, self.id)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Rematch:
     TYPE: ClassVar[ClientType] = ClientType.REMATCH
@@ -914,6 +978,7 @@ class Rematch:
         return _with_id(out, self.id)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class GetRecord:
     TYPE: ClassVar[ClientType] = ClientType.GET_RECORD
@@ -924,6 +989,7 @@ class GetRecord:
         return _with_id({"type": "get_record", "match_id": self.match_id}, self.id)
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class Bye:
     TYPE: ClassVar[ClientType] = ClientType.BYE
