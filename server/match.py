@@ -26,6 +26,7 @@ from mineduel.shared.rules.engine import (
     Variant,
 )
 from mineduel.shared.fairness.record import FORMAT, action_json, result_json
+from mineduel.shared.rules.events import restarts_deadline
 
 RandBytes = Callable[[int], bytes]
 
@@ -333,10 +334,9 @@ class LiveMatch:
         self, action: Action, *, at: float, randbytes: RandBytes, auto: bool = False
     ) -> Refusal | list[dict[str, Any]]:
         """Validate and apply one action; the new record entries, or the refusal (no change)."""
-        before = (self.state.phase, self.state.to_move, self.state.turn)
-        refusal = self.state.apply(action)
-        if refusal is not None:
-            return refusal
+        events = self.state.apply(action)
+        if isinstance(events, Refusal):
+            return events
         plant = None
         if action.type is ActionType.PLANT:
             assert action.cell is not None
@@ -345,11 +345,10 @@ class LiveMatch:
             self.transcript = fairness.chain(self.transcript, commitment)
             plant = (salt, commitment, self.transcript)
         entry = self.history.add(action, round(at, 3), auto, plant)
-        after = (self.state.phase, self.state.to_move, self.state.turn)
         if self.state.over:
             self.deadline = None
             self.ended = at
-        elif after != before and (before[0] in OPENING or after[2] != before[2]):
+        elif restarts_deadline(events):
             self.deadline = at + self.turn_seconds  # O4 next opening step / O5 a new turn
         return [entry]
 
@@ -508,7 +507,7 @@ class LiveMatch:
         record = from_json({"format": FORMAT, "variant": "online", "actions": actions})
         salts = blob.get("salts", [])
         for index, action in enumerate(record.actions):
-            if match.state.apply(action) is not None:
+            if isinstance(match.state.apply(action), Refusal):
                 raise ValueError(f"stored match {match.id}: action {index} is refused on replay")
             plant = None
             if action.type is ActionType.PLANT:

@@ -100,7 +100,7 @@ class OldMatch:
     def apply(self, action: Action, *, at: float, randbytes: RandBytes, auto: bool = False):
         before = (self.state.phase, self.state.to_move, self.state.turn)
         refusal = self.state.apply(action)
-        if refusal is not None:
+        if isinstance(refusal, Refusal):  # the engine returns events on success
             return refusal
         entry = action_json(action, at=round(at, 3))
         if auto:
@@ -191,7 +191,7 @@ class OldMatch:
         record = from_json({"format": FORMAT, "variant": "online", "actions": actions})
         salts = blob["salts"]
         for index, action in enumerate(record.actions):
-            if match.state.apply(action) is not None:
+            if isinstance(match.state.apply(action), Refusal):
                 raise ValueError(f"stored match {match.id}: action {index} is refused on replay")
             entry = dict(actions[index])
             if action.type is ActionType.PLANT:
