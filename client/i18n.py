@@ -189,7 +189,7 @@ def _set_gui_locale(manager: _LocaleManager, gui_locale: str) -> None:
     for sprite in group.sprites() if group is not None else ():
         shape = getattr(sprite, "drawable_shape", None)
         state = getattr(shape, "active_state", None)
-        if state is not None and state.state_id != "normal":
+        if shape is not None and state is not None and state.state_id != "normal":
             shape.redraw_state(state.state_id)
 
 

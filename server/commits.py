@@ -37,12 +37,15 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
 from mineduel.server.storage import Storage, Write
+
+if TYPE_CHECKING:
+    from twisted.python.failure import Failure
 
 log = Logger(namespace="mineduel.commits")
 
@@ -406,7 +409,7 @@ def _commit(storage: Storage, write: Write) -> BaseException | None:
     return None
 
 
-def _failure_of(error: BaseException) -> Any:
+def _failure_of(error: BaseException) -> Failure:
     from twisted.python.failure import Failure
 
     return Failure(error, type(error), error.__traceback__)

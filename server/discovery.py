@@ -22,6 +22,7 @@ from twisted.internet.protocol import DatagramProtocol
 from twisted.logger import Logger
 
 from mineduel.shared.wire import protocol
+
 log = Logger(namespace="mineduel.discovery")
 
 MAX_DATAGRAM = 512
@@ -45,6 +46,8 @@ class DiscoveryServer(DatagramProtocol):
         except (ValueError, UnicodeDecodeError):
             return
         if not isinstance(msg, dict) or msg.get("type") != "discover":
+            return
+        if self.transport is None:  # not listening (any more)
             return
         reply = {"type": "server", "protocol": protocol.PROTOCOL_VERSION, **self.describe()}
         try:

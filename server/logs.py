@@ -17,13 +17,14 @@ from twisted.logger import (
     FilteringLogObserver,
     ILogObserver,
     LogLevel,
+    LogEvent,
     LogLevelFilterPredicate,
     formatEvent,
     globalLogBeginner,
 )
 
 
-def format_kv(event: dict) -> str | None:
+def format_kv(event: LogEvent) -> str | None:
     text = formatEvent(event).replace("\n", "\\n")
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(event.get("log_time", time.time())))
     millis = int((event.get("log_time", 0.0) % 1) * 1000)

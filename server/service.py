@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from twisted.application import service
+from twisted.internet.address import IPv4Address, IPv6Address
 from twisted.internet.defer import Deferred, DeferredList, maybeDeferred, succeed
 from twisted.internet.interfaces import IListeningPort, IReactorTime
 from twisted.logger import Logger
@@ -24,7 +25,21 @@ from mineduel.server.session import ServerCore
 from mineduel.server.storage import SQLiteStorage, Storage
 from mineduel.server.tls import ListenError, ListenSpec, listen_spec, make_endpoint
 from mineduel.shared.wire import protocol
+
 log = Logger(namespace="mineduel.service")
+
+
+def bound_port(listener: IListeningPort) -> int | None:
+    """The port ``listener`` is bound to; None for one without a port (a ``unix:`` socket)."""
+    address = listener.getHost()
+    return address.port if isinstance(address, IPv4Address | IPv6Address) else None
+
+
+def _tcp_port(listener: IListeningPort) -> int:
+    port = bound_port(listener)
+    if port is None:
+        raise ValueError(f"{listener!r} is not bound to a TCP port")
+    return port
 
 
 @dataclass
@@ -50,11 +65,11 @@ class ServerHandle:
 
     @property
     def port(self) -> int:
-        return self.tcp.getHost().port
+        return _tcp_port(self.tcp)
 
     @property
     def ports(self) -> list[int]:
-        return [listener.getHost().port for listener in self.listeners]
+        return [_tcp_port(listener) for listener in self.listeners]
 
     @property
     def tls(self) -> bool:
@@ -67,7 +82,7 @@ class ServerHandle:
 
     @property
     def udp_port(self) -> int | None:
-        return None if self.udp is None else self.udp.getHost().port
+        return None if self.udp is None else bound_port(self.udp)
 
     def stop(self, reason: str = "shutdown") -> Deferred[None]:
         """Tell clients (``server_closing``), write the clock, close sockets and the database."""
@@ -163,7 +178,7 @@ def start_server(
             answer: dict[str, Any] = {
                 "name": config.name,
                 "version": config.version,
-                "port": first.getHost().port,
+                "port": bound_port(first),
                 "open_rooms": core.rooms.open_rooms(),
                 "tls": first_spec.tls,
             }
@@ -180,13 +195,13 @@ def start_server(
     handle = ServerHandle(core, factory, storage, listeners, udp, restored, specs)
     log.info(
         "listening tcp={tcp} udp={udp} host={host} name={name!r} db={db}",
-        tcp=handle.port, udp=handle.udp_port, host=config.host, name=config.name,
+        tcp=bound_port(first), udp=handle.udp_port, host=config.host, name=config.name,
         db=getattr(storage, "path", type(storage).__name__),
     )
     for spec, listener in zip(specs, listeners, strict=True):
-        port = listener.getHost().port
+        port = bound_port(listener)  # None for a unix: socket
         log.info("endpoint {endpoint} port={port} tls={tls}", endpoint=spec.description, port=port, tls=spec.tls)
-        if spec.pin is not None:
+        if spec.pin is not None and port is not None:  # a pin comes with ssl:, always a TCP port
             # What a host shares for a self-signed certificate: the pinned link (docs/HOSTING.md).
             example = protocol.invite_link(config.public_host or "HOST", port, "CODE", tls=True, pin=spec.pin)
             log.info("tls_certificate port={port} sha256={pin} pinned_link={link}", port=port, pin=spec.pin, link=example)
@@ -203,11 +218,11 @@ class GameService(service.Service):
     def startService(self) -> None:
         from twisted.internet import reactor
 
-        super().startService()
+        super().startService()  # type: ignore[no-untyped-call]  # Twisted's Service is unannotated
         self.handle = start_server(reactor, self.config)
 
     def stopService(self) -> Deferred[None]:
-        super().stopService()
+        super().stopService()  # type: ignore[no-untyped-call]  # Twisted's Service is unannotated
         if self.handle is None:
             return succeed(None)
         return self.handle.stop()
@@ -216,5 +231,5 @@ class GameService(service.Service):
 def make_service(config: Config) -> service.MultiService:
     """A MultiService holding the game server; start it with an application or ``startService``."""
     top = service.MultiService()
-    GameService(config).setServiceParent(top)
+    GameService(config).setServiceParent(top)  # type: ignore[no-untyped-call]  # Twisted's Service is unannotated
     return top

@@ -217,7 +217,7 @@ class WidgetGroup:
             if self.focus not in enabled:
                 self._set_focus(enabled[-1] if backwards else enabled[0])
             else:
-                pos = enabled.index(self.focus)  # type: ignore[arg-type]
+                pos = enabled.index(self.focus)
                 self._set_focus(enabled[(pos + (-1 if backwards else 1)) % len(enabled)])
             return True
         if key in (pygame.K_RETURN, pygame.K_KP_ENTER, pygame.K_SPACE):
