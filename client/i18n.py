@@ -27,7 +27,7 @@ import math
 import re
 import string
 from collections.abc import Callable, Mapping
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Protocol
@@ -108,7 +108,7 @@ def catalog_path(code: str) -> Path:
     return catalog_dir() / f"{NAMESPACE}.{to_gui_locale(code)}.json"
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_catalog(code: str) -> Mapping[str, str]:
     """All ``key -> text`` pairs of one language (read once, then cached, read-only)."""
     path = catalog_path(code)
@@ -302,7 +302,8 @@ class Translator:
         try:
             return translate(key, self._language, **params)
         except (MissingTranslation, MissingPlaceholder):
-            log.error("translation failed: key %r, language %s, params %s", key, self._language, sorted(params))
+            # TRY400: not log.exception, the error goes on up with its traceback; this adds what was asked for
+            log.error("translation failed: key %r, language %s, params %s", key, self._language, sorted(params))  # noqa: TRY400
             raise
 
     def duration(self, seconds: float) -> str:

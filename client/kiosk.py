@@ -593,7 +593,8 @@ class Kiosk:
         y += 40 + 12
         blit_text(canvas, fonts, ctx.t("kiosk.idle_title"), 24, palette.INK, bold=True, center=(card.centerx, y + 15))
         y += 34 + 10
-        blit_paragraph(canvas, fonts, body, 16, palette.INK_SOFT, pygame.Rect(card.left + 22, y, inner, body_h + 4), align="center")
+        body_rect = pygame.Rect(card.left + 22, y, inner, body_h + 4)
+        blit_paragraph(canvas, fonts, body, 16, palette.INK_SOFT, body_rect, align="center")
         y += body_h + 22
         # The time left as a draining bar.
         share = max(0.0, min(1.0, (self.config.idle_seconds - (now - self.last_input)) / self.config.idle_warning_seconds))

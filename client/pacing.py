@@ -22,7 +22,7 @@ class StepPacer:
     never fires anything itself: the caller asks :meth:`due` on each frame and acts (AI6).
     """
 
-    __slots__ = ("_clock", "delay", "_reasons", "_deadline", "_left")
+    __slots__ = ("_clock", "_deadline", "_left", "_reasons", "delay")
 
     def __init__(self, clock: Callable[[], float], delay: float = CPU_STEP_DELAY) -> None:
         self._clock = clock

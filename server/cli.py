@@ -8,34 +8,56 @@ from collections.abc import Sequence
 
 from mineduel.server.config import Config, default_db_path
 from mineduel.shared.wire import protocol
+
+
 def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
     parser = argparse.ArgumentParser(
         prog="mine-duel-server",
         description="Run a MINE DUEL server: rooms, matches and LAN discovery (docs/PROTOCOL.md).",
     )
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0, all)")
-    parser.add_argument("--port", type=int, default=protocol.DEFAULT_PORT, help=f"TCP port (default {protocol.DEFAULT_PORT}; 0 picks a free one)")
+    parser.add_argument(
+        "--port", type=int, default=protocol.DEFAULT_PORT, help=f"TCP port (default {protocol.DEFAULT_PORT}; 0 picks a free one)",
+    )
     parser.add_argument(
         "--listen", action="append", default=[], metavar="ENDPOINT",
-        help="a Twisted server endpoint string to listen on, repeatable; replaces --host/--port, e.g. tcp:47650:interface=0.0.0.0 or "
-        "ssl:47650:privateKey=key.pem:certKey=cert.pem (TLS; docs/HOSTING.md). The first is the one LAN discovery advertises",
+        help="a Twisted server endpoint string to listen on, repeatable; replaces --host/--port, "
+        "e.g. tcp:47650:interface=0.0.0.0 or ssl:47650:privateKey=key.pem:certKey=cert.pem (TLS; docs/HOSTING.md). "
+        "The first is the one LAN discovery advertises",
     )
-    parser.add_argument("--udp-port", type=int, default=protocol.DEFAULT_UDP_PORT, help=f"UDP discovery port (default {protocol.DEFAULT_UDP_PORT}; 0 picks one)")
+    parser.add_argument(
+        "--udp-port", type=int, default=protocol.DEFAULT_UDP_PORT,
+        help=f"UDP discovery port (default {protocol.DEFAULT_UDP_PORT}; 0 picks one)",
+    )
     parser.add_argument("--no-discovery", action="store_true", help="do not answer LAN discovery")
     parser.add_argument("--db", default=None, help=f"SQLite database path (default {default_db_path()})")
-    parser.add_argument("--db-sync", default="FULL", choices=["FULL", "NORMAL", "EXTRA"], help="SQLite synchronous mode (FULL: every accepted action survives power loss)")
-    parser.add_argument("--commit-thread", action="store_true", help="commit to the database on a worker thread (for slow disks: an fsync then never stalls the game loop)")
+    parser.add_argument(
+        "--db-sync", default="FULL", choices=["FULL", "NORMAL", "EXTRA"],
+        help="SQLite synchronous mode (FULL: every accepted action survives power loss)",
+    )
+    parser.add_argument(
+        "--commit-thread", action="store_true",
+        help="commit to the database on a worker thread (for slow disks: an fsync then never stalls the game loop)",
+    )
     parser.add_argument("--name", default="MINE DUEL server", help="server name shown by LAN discovery")
-    parser.add_argument("--public-host", default=None, help="host written into invite links (default: the address each client dialled)")
+    parser.add_argument(
+        "--public-host", default=None, help="host written into invite links (default: the address each client dialled)",
+    )
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warn", "error"])
     parser.add_argument("--max-connections-per-address", type=int, default=16)
     parser.add_argument("--max-connections", type=int, default=2000, help="connections in all (default 2000)")
-    parser.add_argument("--max-open-rooms-per-address", type=int, default=8, help="rooms still waiting for an opponent per address (default 8; raise it for a big shared NAT)")
+    parser.add_argument(
+        "--max-open-rooms-per-address", type=int, default=8,
+        help="rooms still waiting for an opponent per address (default 8; raise it for a big shared NAT)",
+    )
     parser.add_argument("--rate", type=float, default=20.0, help="messages per second per connection")
     # Rule timings are fixed by RULES.md; these exist for tests and demos only.
     parser.add_argument("--turn-seconds", type=float, default=protocol.TURN_SECONDS, help=argparse.SUPPRESS)
     parser.add_argument("--grace-seconds", type=float, default=protocol.GRACE_SECONDS, help=argparse.SUPPRESS)
-    parser.add_argument("--idle-timeout", type=float, default=protocol.IDLE_TIMEOUT, help="seconds of silence before a connection counts as dropped (default 15; raise it to type by hand with nc)")
+    parser.add_argument(
+        "--idle-timeout", type=float, default=protocol.IDLE_TIMEOUT,
+        help="seconds of silence before a connection counts as dropped (default 15; raise it to type by hand with nc)",
+    )
     args = parser.parse_args(argv)
     return Config(
         host=args.host,
@@ -75,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CannotListenError as exc:
         print(f"mine-duel-server: cannot listen: {exc}", file=sys.stderr)
         return 1
-    except Exception as exc:  # e.g. a bad --listen, an unreadable certificate, a database that cannot be opened
+    except Exception as exc:  # noqa: BLE001 - e.g. a bad --listen, an unreadable certificate, a database that cannot be opened
         print(f"mine-duel-server: {exc}", file=sys.stderr)
         return 1
     from mineduel.server.gcpolicy import FreezeAfterFullCollections

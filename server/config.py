@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
 
 from mineduel.shared.wire import protocol
-try:
-    from importlib.metadata import version as _version
 
+try:
     SERVER_VERSION = _version("mine-duel")
-except Exception:  # pragma: no cover - running from a source tree without metadata
+except PackageNotFoundError:  # pragma: no cover - running from a source tree without metadata
     SERVER_VERSION = "0.0.0"
 
 

@@ -188,7 +188,7 @@ def start_server(
 
         try:
             udp = reactor.listenUDP(config.udp_port, DiscoveryServer(describe), interface=config.host)
-        except Exception as exc:  # discovery is optional: the game works without it
+        except Exception as exc:  # noqa: BLE001 - discovery is optional: the game works without it
             log.warn("discovery_unavailable port={port} error={error!r}", port=config.udp_port, error=str(exc))
     restored = core.rooms.restore_all()
     core.start()

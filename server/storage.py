@@ -19,6 +19,7 @@ leads to are on disk together, before anyone is told about them.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,10 +161,8 @@ class SQLiteStorage:
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
-                try:
+                with contextlib.suppress(sqlite3.Error):
                     db.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
             raise
 
     def meta(self, key: str) -> str | None:

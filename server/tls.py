@@ -24,6 +24,7 @@ from twisted.internet.interfaces import IOpenSSLClientConnectionCreator
 from zope.interface import implementer
 
 from mineduel.shared.wire import protocol
+
 TLS_KINDS = frozenset({"ssl"})
 """Endpoint types whose connections are encrypted."""
 
@@ -106,7 +107,9 @@ def listen_spec(description: str, backlog: int) -> ListenSpec:
     fields = _split(description.strip())
     kind = fields[0][0]
     if not kind or fields[0][1] is not None or len(fields) < 2:
-        raise ListenError(f"bad --listen {description!r}: expected TYPE:ARGS, e.g. tcp:47650 or ssl:47650:privateKey=key.pem:certKey=cert.pem")
+        raise ListenError(
+            f"bad --listen {description!r}: expected TYPE:ARGS, e.g. tcp:47650 or ssl:47650:privateKey=key.pem:certKey=cert.pem"
+        )
     keywords = {name: value for name, value in fields[1:] if value is not None}
     text = description.strip()
     if kind in BACKLOG_KINDS and "backlog" not in keywords:
@@ -115,7 +118,10 @@ def listen_spec(description: str, backlog: int) -> ListenSpec:
     if kind in TLS_KINDS:
         key_path = keywords.get("privateKey")
         if key_path is None:
-            raise ListenError(f"bad --listen {description!r}: ssl needs privateKey=KEY.pem (and certKey=CERT.pem unless the key file holds both)")
+            raise ListenError(
+                f"bad --listen {description!r}: ssl needs privateKey=KEY.pem "
+                "(and certKey=CERT.pem unless the key file holds both)"
+            )
         cert_path = keywords.get("certKey", key_path)
         certificate = _read_certificate(cert_path, description)
         _read_file(key_path, "private key", description)

@@ -23,8 +23,15 @@ def _down(big: pygame.Surface, size: tuple[int, int]) -> pygame.Surface:
     return pygame.transform.smoothscale(big, size)
 
 
+def _box(s: float, x: float, y: float, w: float, h: float) -> pygame.Rect:
+    """The rectangle at ``(x, y)`` of size ``(w, h)``, each a fraction of the icon size ``s``."""
+    return pygame.Rect(round(s * x), round(s * y), round(s * w), round(s * h))
+
+
 @lru_cache(maxsize=512)
-def rounded(size: tuple[int, int], radius: int, color: Color | RGBA, border: int = 0, border_color: Color | None = None) -> pygame.Surface:
+def rounded(
+    size: tuple[int, int], radius: int, color: Color | RGBA, border: int = 0, border_color: Color | None = None,
+) -> pygame.Surface:
     """A filled rounded rectangle with soft corners (and an optional inner border)."""
     w, h = size
     big = pygame.Surface((w * SS, h * SS), pygame.SRCALPHA)
@@ -107,7 +114,8 @@ def _mine(big: pygame.Surface, s: float, color: Color) -> None:
     for k in range(8):
         a = k * math.pi / 4
         dx, dy = math.cos(a), math.sin(a)
-        pygame.draw.line(big, color, (c - dx * s * 0.40, c - dy * s * 0.40), (c + dx * s * 0.40, c + dy * s * 0.40), max(2, round(s * 0.07)))
+        ray = s * 0.40
+        pygame.draw.line(big, color, (c - dx * ray, c - dy * ray), (c + dx * ray, c + dy * ray), max(2, round(s * 0.07)))
     pygame.draw.circle(big, color, (c, c), r)
     pygame.draw.circle(big, (255, 255, 255), (c - r * 0.35, c - r * 0.35), r * 0.28)
 
@@ -131,7 +139,8 @@ def _menu(big: pygame.Surface, s: float, color: Color) -> None:
 
 
 def _check(big: pygame.Surface, s: float, color: Color) -> None:
-    pygame.draw.lines(big, color, False, [(s * 0.2, s * 0.52), (s * 0.42, s * 0.74), (s * 0.82, s * 0.28)], max(3, round(s * 0.12)))
+    stroke = [(s * 0.2, s * 0.52), (s * 0.42, s * 0.74), (s * 0.82, s * 0.28)]
+    pygame.draw.lines(big, color, False, stroke, max(3, round(s * 0.12)))
 
 
 def _warning(big: pygame.Surface, s: float, color: Color) -> None:
@@ -155,7 +164,7 @@ def _globe(big: pygame.Surface, s: float, color: Color) -> None:
     c = s / 2
     w = max(2, round(s * 0.07))
     pygame.draw.circle(big, color, (c, c), s * 0.42, w)
-    pygame.draw.ellipse(big, color, pygame.Rect(round(s * 0.3), round(s * 0.08), round(s * 0.4), round(s * 0.84)), w)
+    pygame.draw.ellipse(big, color, _box(s, 0.3, 0.08, 0.4, 0.84), w)
     pygame.draw.line(big, color, (s * 0.08, c), (s * 0.92, c), w)
     pygame.draw.line(big, color, (s * 0.16, s * 0.3), (s * 0.84, s * 0.3), w)
     pygame.draw.line(big, color, (s * 0.16, s * 0.7), (s * 0.84, s * 0.7), w)
@@ -163,19 +172,20 @@ def _globe(big: pygame.Surface, s: float, color: Color) -> None:
 
 def _grid(big: pygame.Surface, s: float, color: Color) -> None:
     w = max(2, round(s * 0.07))
-    pygame.draw.rect(big, color, pygame.Rect(round(s * 0.14), round(s * 0.14), round(s * 0.72), round(s * 0.72)), w, border_radius=round(s * 0.08))
+    pygame.draw.rect(big, color, _box(s, 0.14, 0.14, 0.72, 0.72), w, border_radius=round(s * 0.08))
     for t in (0.38, 0.62):
         pygame.draw.line(big, color, (s * t, s * 0.14), (s * t, s * 0.86), w)
         pygame.draw.line(big, color, (s * 0.14, s * t), (s * 0.86, s * t), w)
 
 
 def _trophy(big: pygame.Surface, s: float, color: Color) -> None:
-    pygame.draw.rect(big, color, pygame.Rect(round(s * 0.26), round(s * 0.1), round(s * 0.48), round(s * 0.42)), border_bottom_left_radius=round(s * 0.24), border_bottom_right_radius=round(s * 0.24))
+    cup = round(s * 0.24)
+    pygame.draw.rect(big, color, _box(s, 0.26, 0.1, 0.48, 0.42), border_bottom_left_radius=cup, border_bottom_right_radius=cup)
     w = max(2, round(s * 0.07))
     pygame.draw.circle(big, color, (s * 0.24, s * 0.26), s * 0.13, w)
     pygame.draw.circle(big, color, (s * 0.76, s * 0.26), s * 0.13, w)
-    pygame.draw.rect(big, color, pygame.Rect(round(s * 0.45), round(s * 0.5), round(s * 0.1), round(s * 0.2)))
-    pygame.draw.rect(big, color, pygame.Rect(round(s * 0.28), round(s * 0.7), round(s * 0.44), round(s * 0.14)), border_radius=round(s * 0.04))
+    pygame.draw.rect(big, color, _box(s, 0.45, 0.5, 0.1, 0.2))
+    pygame.draw.rect(big, color, _box(s, 0.28, 0.7, 0.44, 0.14), border_radius=round(s * 0.04))
 
 
 def _equal(big: pygame.Surface, s: float, color: Color) -> None:
@@ -197,15 +207,16 @@ def _close(big: pygame.Surface, s: float, color: Color) -> None:
 
 def _restart(big: pygame.Surface, s: float, color: Color) -> None:
     w = max(3, round(s * 0.1))
-    rect = pygame.Rect(round(s * 0.18), round(s * 0.18), round(s * 0.64), round(s * 0.64))
+    rect = _box(s, 0.18, 0.18, 0.64, 0.64)
     pygame.draw.arc(big, color, rect, math.radians(40), math.radians(330), w)
     tip = (s * 0.82, s * 0.36)
-    pygame.draw.polygon(big, color, [(tip[0] - s * 0.16, tip[1] - s * 0.02), (tip[0] + s * 0.06, tip[1] - s * 0.16), (tip[0] + s * 0.04, tip[1] + s * 0.1)])
+    head = [(tip[0] - s * 0.16, tip[1] - s * 0.02), (tip[0] + s * 0.06, tip[1] - s * 0.16), (tip[0] + s * 0.04, tip[1] + s * 0.1)]
+    pygame.draw.polygon(big, color, head)
 
 
 def _book(big: pygame.Surface, s: float, color: Color) -> None:
     w = max(2, round(s * 0.07))
-    pygame.draw.rect(big, color, pygame.Rect(round(s * 0.18), round(s * 0.14), round(s * 0.64), round(s * 0.72)), w, border_radius=round(s * 0.06))
+    pygame.draw.rect(big, color, _box(s, 0.18, 0.14, 0.64, 0.72), w, border_radius=round(s * 0.06))
     for y in (0.34, 0.5, 0.66):
         pygame.draw.line(big, color, (s * 0.32, s * y), (s * 0.68, s * y), w)
 
@@ -222,18 +233,19 @@ def _export(big: pygame.Surface, s: float, color: Color) -> None:
     w = max(3, round(s * 0.09))
     pygame.draw.line(big, color, (s * 0.5, s * 0.12), (s * 0.5, s * 0.6), w)
     pygame.draw.lines(big, color, False, [(s * 0.3, s * 0.4), (s * 0.5, s * 0.62), (s * 0.7, s * 0.4)], w)
-    pygame.draw.lines(big, color, False, [(s * 0.16, s * 0.6), (s * 0.16, s * 0.86), (s * 0.84, s * 0.86), (s * 0.84, s * 0.6)], w)
+    tray = [(s * 0.16, s * 0.6), (s * 0.16, s * 0.86), (s * 0.84, s * 0.86), (s * 0.84, s * 0.6)]
+    pygame.draw.lines(big, color, False, tray, w)
 
 
 def _eye(big: pygame.Surface, s: float, color: Color) -> None:
     w = max(2, round(s * 0.08))
-    pygame.draw.ellipse(big, color, pygame.Rect(round(s * 0.08), round(s * 0.26), round(s * 0.84), round(s * 0.48)), w)
+    pygame.draw.ellipse(big, color, _box(s, 0.08, 0.26, 0.84, 0.48), w)
     pygame.draw.circle(big, color, (s * 0.5, s * 0.5), s * 0.14)
 
 
 def _quit(big: pygame.Surface, s: float, color: Color) -> None:
     w = max(3, round(s * 0.09))
-    pygame.draw.arc(big, color, pygame.Rect(round(s * 0.16), round(s * 0.2), round(s * 0.68), round(s * 0.68)), math.radians(120), math.radians(420), w)
+    pygame.draw.arc(big, color, _box(s, 0.16, 0.2, 0.68, 0.68), math.radians(120), math.radians(420), w)
     pygame.draw.line(big, color, (s * 0.5, s * 0.1), (s * 0.5, s * 0.5), w)
 
 
@@ -252,7 +264,7 @@ def _cpu(big: pygame.Surface, s: float, color: Color) -> None:
 def _person(big: pygame.Surface, s: float, color: Color) -> None:
     """The human's badge: a round head and shoulders."""
     pygame.draw.circle(big, color, (s * 0.5, s * 0.34), s * 0.18)
-    pygame.draw.ellipse(big, color, pygame.Rect(round(s * 0.18), round(s * 0.56), round(s * 0.64), round(s * 0.5)))
+    pygame.draw.ellipse(big, color, _box(s, 0.18, 0.56, 0.64, 0.5))
 
 
 ICONS = {
