@@ -35,9 +35,9 @@ from mineduel.shared.rules.engine import (
     ActionType,
     GameState,
     Outcome,
-    SeatView,
     Variant,
 )
+from mineduel.shared.rules.views import SeatView
 from mineduel.shared.ai.randomplay import random_legal_action
 
 # ----- the replaced implementation (verbatim copies, for the comparison) -------------------------

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from mineduel.shared.rules.engine import Action, ActionType, Outcome, Refusal, SeatView
+from mineduel.shared.rules.engine import Action, ActionType, Outcome, Refusal
+from mineduel.shared.rules.views import SeatView
 
 
 class OpponentKind(StrEnum):

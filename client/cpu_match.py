@@ -16,7 +16,8 @@ from datetime import UTC, datetime
 from mineduel.client.controller import Applied, Ended, MatchEvent, OpponentKind, Refused, Timing
 from mineduel.client.pacing import StepPacer
 from mineduel.shared.ai import cpu as ai
-from mineduel.shared.rules.engine import Action, ActionType, GameState, Outcome, Reason, SeatView, Variant
+from mineduel.shared.rules.engine import Action, ActionType, GameState, Outcome, Reason, Refusal, Variant
+from mineduel.shared.rules.views import SeatView
 from mineduel.shared.fairness.record import dumps
 
 HUMAN = 0
@@ -156,7 +157,7 @@ class CpuMatch:
     def _apply(self, action: Action) -> None:
         state = self.state
         refusal = state.apply(action)
-        if refusal is not None:
+        if isinstance(refusal, Refusal):
             if action.seat == CPU:  # the AI promised a legal step: a bug, not a player error
                 raise RuntimeError(f"the CPU AI chose a refused step {action}: {refusal}")
             self._events.append(Refused(action, refusal))

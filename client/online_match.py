@@ -21,7 +21,8 @@ from typing import Any
 from mineduel.client.controller import Applied, Ended, MatchEvent, OpponentKind, Refused, Timing
 from mineduel.shared.wire import protocol
 from mineduel.shared.rules.bitboard import CELLS, COLS
-from mineduel.shared.rules.engine import Action, ActionType, Outcome, Reason, Refusal, SeatView
+from mineduel.shared.rules.engine import Action, ActionType, Outcome, Reason, Refusal
+from mineduel.shared.rules.views import SeatView
 
 #: Request codes from the server that are rule refusals the match screen already words (refusal.*).
 ENGINE_REFUSALS = frozenset(r.value for r in Refusal)

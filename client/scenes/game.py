@@ -34,7 +34,8 @@ from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, Pointer
 from mineduel.client.ui.text import blit_paragraph, blit_text
 from mineduel.client.ui.widgets import Button, WidgetGroup
 from mineduel.shared.rules.bitboard import COLS, FULL
-from mineduel.shared.rules.engine import Action, ActionType, Phase, Reason, SeatView
+from mineduel.shared.rules.engine import Action, ActionType, Phase, Reason
+from mineduel.shared.rules.views import SeatView
 
 MODES = ("explore", "mine", "flag", "unflag")
 MODE_ACTION = {"explore": ActionType.EXPLORE, "mine": ActionType.PLANT, "flag": ActionType.FLAG, "unflag": ActionType.UNFLAG}

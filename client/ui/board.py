@@ -22,7 +22,7 @@ import pygame
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.text import FontBook
 from mineduel.shared.rules.bitboard import CELLS, COLS, ROWS
-from mineduel.shared.rules.engine import SeatView
+from mineduel.shared.rules.views import SeatView
 
 Invalidate = Callable[[pygame.Rect | None], None]
 

@@ -48,7 +48,8 @@ from enum import StrEnum
 from typing import Final
 
 from mineduel.shared.rules.bitboard import FULL, NEIGHBOURS, Cell, Mask
-from mineduel.shared.rules.engine import Action, ActionType, Phase, SeatView
+from mineduel.shared.rules.engine import Action, ActionType, Phase
+from mineduel.shared.rules.views import SeatView
 
 __all__ = [
     "EASY_MISJUDGMENT",

@@ -81,7 +81,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mineduel.shared.ai.cpu import MISJUDGMENT_RATE, Decision, Difficulty, PlantArea, StepKind, next_step
-from mineduel.shared.rules.engine import ActionType, GameState, Reason, Variant
+from mineduel.shared.rules.engine import ActionType, GameState, Reason, Refusal, Variant
 
 SCHEMA: Final = "mine-duel-simulate/1"
 MAX_ACTIONS: Final = 2000
@@ -200,11 +200,11 @@ def play_match(
                     )
                 )
         action = decision.action
-        refusal = state.apply(action)
+        result = state.apply(action)
         actions += 1
-        if refusal is not None:
+        if isinstance(result, Refusal):
             violations.append(
-                Violation(index, rng_seed, "legality", f"action {actions - 1} {action} refused: {refusal}")
+                Violation(index, rng_seed, "legality", f"action {actions - 1} {action} refused: {result}")
             )
             break
         if action.type is explore and state.revealed >> action.cell & 1:  # type: ignore[operator]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from mineduel.shared.rules.bitboard import COLS, ROWS
-from mineduel.shared.rules.engine import CELL_ACTIONS, Action, ActionType, GameState, Variant
+from mineduel.shared.rules.engine import CELL_ACTIONS, Action, ActionType, GameState, Refusal, Variant
 
 FORMAT = "mine-duel-record/1"
 
@@ -129,10 +129,10 @@ def run(record: Record) -> tuple[GameState, list[dict[str, Any]]]:
     state = GameState(record.variant)
     steps: list[dict[str, Any]] = []
     for action in record.actions:
-        refusal = state.apply(action)
-        step: dict[str, Any] = {"ok": refusal is None}
-        if refusal is not None:
-            step["error"] = str(refusal)
+        result = state.apply(action)
+        step: dict[str, Any] = {"ok": not isinstance(result, Refusal)}
+        if isinstance(result, Refusal):
+            step["error"] = str(result)
         step["phase"] = str(state.phase)
         step["to_move"] = state.to_move
         step["turn"] = state.turn

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mineduel.shared.fairness import commitments as fairness
-from mineduel.shared.rules.engine import ActionType, GameState, Phase, Variant
+from mineduel.shared.rules.engine import ActionType, GameState, Phase, Refusal, Variant
 from mineduel.shared.fairness.record import is_int, InvalidRecord, Record, from_json, result_json
 
 EXIT_OK = 0
@@ -213,10 +213,10 @@ def verify_record(data: Any) -> VerifyReport:
                         f"action {seq}: the stream picks cell {list(divmod(expected.cell or 0, 8))}, "
                         f"the record has {list(divmod(action.cell or 0, 8))}"
                     )
-        refusal = state.apply(action)
-        if refusal is not None and refused is None:
-            refused = f"action {seq} ({action.type} by seat {action.seat}) is refused: {refusal}"
-        if refusal is None and action.type is ActionType.PLANT:
+        result = state.apply(action)
+        if isinstance(result, Refusal) and refused is None:
+            refused = f"action {seq} ({action.type} by seat {action.seat}) is refused: {result}"
+        if not isinstance(result, Refusal) and action.type is ActionType.PLANT:
             assert action.cell is not None
             plants.append((seq, action.seat, action.cell))
         previous_timeout = action.seat if action.type is ActionType.TIMEOUT else None

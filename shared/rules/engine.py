@@ -11,32 +11,33 @@ Seat ``0`` is always the first player (V1); the server maps people to seats.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, fields
-from enum import StrEnum
+from dataclasses import fields
 from typing import Any, Protocol
 
+from mineduel.shared.rules import events as ev
 from mineduel.shared.rules.bitboard import BYTE_BITS, CELLS, FULL, NEIGHBOURS, Cell, Mask, cells, nth_cell
+from mineduel.shared.rules.events import Event, Events, MatchEnded
+from mineduel.shared.rules.views import FinalReveal, SeatView
+from mineduel.shared.rules.vocabulary import (
+    CELL_ACTIONS,
+    NORMAL_PHASES,
+    ONLINE_ONLY_ACTIONS,
+    OPENING_PHASES,
+    Action,
+    ActionType,
+    Outcome,
+    Phase,
+    Reason,
+    Refusal,
+    Variant,
+)
 
+__all__ = [  # the vocabulary is re-exported: ``from ...engine import Phase`` keeps working
+    "CELL_ACTIONS", "NORMAL_PHASES", "ONLINE_ONLY_ACTIONS", "OPENING_PHASES", "Action", "ActionType",
+    "Event", "Events", "GameState", "IllegalAction", "Outcome", "Phase", "Picker", "Reason", "Refusal",
+    "Variant",
+]
 
-class Variant(StrEnum):
-    """Which ending rules apply: CPU (§6) or ONLINE (§7)."""
-
-    CPU = "cpu"
-    ONLINE = "online"
-
-
-class Phase(StrEnum):
-    """Where the match is (F1, F2). The opening step is phase + seat to move."""
-
-    OPEN_EXPLORE = "open_explore"  # F1 steps 1 (seat 0) and 2 (seat 1)
-    OPEN_PLANT = "open_plant"  # F1 steps 3 (seat 0) and 4 (seat 1)
-    EXPLORE = "explore"  # F2
-    PLANT = "plant"  # F2
-    END_WAIT = "end_wait"  # F2: optional marker work, then end turn
-    OVER = "over"
-
-
-NORMAL_PHASES = frozenset({Phase.EXPLORE, Phase.PLANT, Phase.END_WAIT})
 
 _numbers_memo: tuple[int, int, tuple[int, ...]] = (0, 0, (-1,) * CELLS)
 """The last ``GameState.numbers()``: (revealed, all mines, numbers). Keyed by value, so it is
@@ -44,125 +45,10 @@ only a cache; one for the module rather than a slot per state, which would keep 
 alive in every match the server holds."""
 
 
-class ActionType(StrEnum):
-    """Every action a record may hold (RECORD.md); the last four are ONLINE only."""
-
-    EXPLORE = "explore"  # A1
-    PLANT = "plant"  # A2
-    FLAG = "flag"  # A3
-    UNFLAG = "unflag"  # A4
-    END_TURN = "end_turn"  # A5
-    TIMEOUT = "timeout"  # O4/O5
-    RESIGN = "resign"  # O11
-    DISCONNECT = "disconnect"  # O12
-    VOID = "void"  # O12
-
-
-CELL_ACTIONS = frozenset({ActionType.EXPLORE, ActionType.PLANT, ActionType.FLAG, ActionType.UNFLAG})
-ONLINE_ONLY_ACTIONS = frozenset(
-    {ActionType.TIMEOUT, ActionType.RESIGN, ActionType.DISCONNECT, ActionType.VOID}
-)
-
-
-class Refusal(StrEnum):
-    """Stable refusal codes, checked in this order (documented in docs/RULES_ENGINE.md)."""
-
-    GAME_OVER = "game_over"  # any action after the end
-    NOT_ONLINE = "not_online"  # an ONLINE-only action in a CPU match (RECORD.md)
-    NOT_YOUR_TURN = "not_your_turn"  # F4
-    WRONG_PHASE = "wrong_phase"  # F1/F2/A3/A5: not allowed in this phase
-    REVEALED = "revealed"  # A1/A2/A3: the cell is already open
-    MARKED = "marked"  # A1/A2/A6: a marker blocks the cell; A3: it already has one
-    OWN_MINE = "own_mine"  # A1/A2/O8: the seat's own mine (overlap included)
-    NO_MARKER = "no_marker"  # A4: nothing to remove there
-    NOT_YOUR_MARKER = "not_your_marker"  # A4: someone else's marker
-    QUOTA_USED = "quota_used"  # A3: one new marker per turn
-
-
-class Reason(StrEnum):
-    """Why a match ended; each member names the rule that produces it."""
-
-    KO = "ko"  # A1/O8: explored the opponent's mine
-    ALL_FLAGGED = "all_flagged"  # C1.1
-    NO_EXPLORABLE = "no_explorable"  # C1.4
-    NO_PLANTABLE = "no_plantable"  # C2
-    SCORE = "score"  # O9 + O10
-    RESIGN = "resign"  # O11
-    DISCONNECT = "disconnect"  # O12: grace ran out
-    VOID = "void"  # O12: both graces ran out
-
-
-@dataclass(frozen=True, slots=True)
-class Action:
-    """One step by one seat. ``cell`` is set exactly for the four cell actions."""
-
-    seat: int
-    type: ActionType
-    cell: Cell | None = None
-
-    def __post_init__(self) -> None:
-        if type(self.seat) is not int or self.seat not in (0, 1):
-            raise ValueError(f"seat must be the integer 0 or 1, not {self.seat!r}")
-        if self.type in CELL_ACTIONS:
-            if type(self.cell) is not int or not 0 <= self.cell < CELLS:
-                raise ValueError(f"{self.type} needs a cell 0..63, not {self.cell!r}")
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """The one source of truth for the end: winner ``None`` means draw or void."""
-
-    winner: int | None
-    reason: Reason
-    scores: tuple[int, int] | None = None
-
-
 class Picker(Protocol):
     """A random source that picks uniformly among ``n`` options (R2); e.g. ``FairStream``."""
 
     def pick(self, n: int) -> int: ...
-
-
-@dataclass(frozen=True, slots=True)
-class SeatView:
-    """What one seat may know (V2). It has no field that could hold the opponent's mines.
-
-    ``numbers[i]`` is the number of a revealed cell, ``-1`` for an unrevealed one.
-    ``deadline`` is set by the ONLINE server (the engine has no clock).
-    """
-
-    seat: int
-    variant: Variant
-    phase: Phase
-    to_move: int | None
-    turn: int
-    revealed: Mask
-    revealed_by_me: Mask
-    numbers: tuple[int, ...]
-    my_mines: Mask
-    my_markers: Mask
-    opponent_markers: Mask
-    quota_left: int
-    outcome: Outcome | None
-    deadline: float | None = None
-
-    @property
-    def unrevealed(self) -> Mask:
-        return FULL & ~self.revealed
-
-    @property
-    def markers(self) -> Mask:
-        return self.my_markers | self.opponent_markers
-
-    @property
-    def explorable(self) -> Mask:
-        """S1 from this seat's side: the same set the engine computes."""
-        return FULL & ~self.revealed & ~self.markers & ~self.my_mines
-
-    @property
-    def recoverable(self) -> Mask:
-        """S2 from this seat's side."""
-        return self.my_markers & ~self.revealed & ~self.my_mines
 
 
 _VIEW_FIELDS = (
@@ -184,17 +70,25 @@ _SET: tuple[Callable[[SeatView, Any], None], ...] = tuple(getattr(SeatView, n)._
 ) = _SET
 
 
-@dataclass(frozen=True, slots=True)
-class FinalReveal:
-    """O13: everything, once the match is over."""
-
-    mines: tuple[Mask, Mask]
-    overlaps: Mask
-    markers: tuple[Mask, Mask]
-    correct_markers: tuple[Mask, Mask]
-    wrong_markers: tuple[Mask, Mask]
-    ko_cell: Cell | None
-    outcome: Outcome
+# Every success answer that needs no MatchEnded, built once: apply returns these shared tuples
+# (indexed [seat][cell] or [seat]) instead of building events per call (docs/ENGINE.md).
+_EXPLORED = tuple(tuple((e,) for e in row) for row in ev.EXPLORED)
+_PLANTED = tuple(tuple((e,) for e in row) for row in ev.PLANTED)
+_FLAGGED = tuple(tuple((e,) for e in row) for row in ev.FLAGGED)
+_UNFLAGGED = tuple(tuple((e,) for e in row) for row in ev.UNFLAGGED)
+_NEXT_OPENING_STEP: tuple[tuple[Event, Event], tuple[Event, Event]] = (
+    (ev.OPENING_STEP[Phase.OPEN_EXPLORE][1], ev.OPENING_STEP[Phase.OPEN_PLANT][1]),  # F1 steps 2, 4
+    (ev.OPENING_STEP[Phase.OPEN_PLANT][0], ev.TURN_STARTED[0]),  # F1 step 3, F2 the first turn
+)
+"""After an opening explore / plant of ``seat``: ``_NEXT_OPENING_STEP[seat][0 or 1]``."""
+_OPEN_EXPLORED = tuple(tuple((e, _NEXT_OPENING_STEP[s][0]) for e in ev.EXPLORED[s]) for s in ev.SEATS)
+_OPEN_PLANTED = tuple(tuple((e, _NEXT_OPENING_STEP[s][1]) for e in ev.PLANTED[s]) for s in ev.SEATS)
+_END_TURN = tuple((ev.TURN_ENDED[s], ev.TURN_STARTED[1 - s]) for s in ev.SEATS)
+_TIMEOUT_TURN = tuple((ev.TIMED_OUT[s], ev.TURN_STARTED[1 - s]) for s in ev.SEATS)
+_TIMED_OUT = tuple((ev.TIMED_OUT[s],) for s in ev.SEATS)
+_RESIGNED = tuple((ev.RESIGNED[s],) for s in ev.SEATS)
+_DISCONNECTED = tuple((ev.DISCONNECTED[s],) for s in ev.SEATS)
+_VOIDED: Events = (ev.VOIDED,)
 
 
 class GameState:
@@ -343,42 +237,50 @@ class GameState:
         return 1 if self.phase in NORMAL_PHASES and not self.marker_used else 0
 
     # ----- the single entry point for change ---------------------------------------------
-    def apply(self, action: Action) -> Refusal | None:
-        """Validate and perform ``action``; on refusal nothing changes (F4, A1–A6, O4–O12)."""
+    def apply(self, action: Action) -> Refusal | Events:
+        """Validate and perform ``action``: its events (never empty), or a refusal and nothing
+        changes (F4, A1–A6, O4–O12). The events are shared instances (see ``events``)."""
         if self._outcome is not None:
             return Refusal.GAME_OVER
         kind = action.type
         seat = action.seat
+        result: Refusal | Events
         if kind in ONLINE_ONLY_ACTIONS:
             if self.variant is not Variant.ONLINE:
                 return Refusal.NOT_ONLINE
-            return self._apply_online_only(seat, kind)
-        if seat != self.to_move:
-            return Refusal.NOT_YOUR_TURN
-        cell = action.cell
-        phase = self.phase
-        if kind is ActionType.EXPLORE:
-            refusal = self._explore(seat, cell, phase)  # type: ignore[arg-type]
-        elif kind is ActionType.PLANT:
-            refusal = self._plant(seat, cell, phase)  # type: ignore[arg-type]
-        elif kind is ActionType.FLAG:
-            refusal = self._flag(seat, cell, phase)  # type: ignore[arg-type]
-        elif kind is ActionType.UNFLAG:
-            refusal = self._unflag(seat, cell, phase)  # type: ignore[arg-type]
-        else:  # END_TURN
-            if phase is not Phase.END_WAIT:
-                return Refusal.WRONG_PHASE
-            self._start_turn(1 - seat)
-            refusal = None
-        if refusal is None and self._outcome is None and self.variant is Variant.ONLINE:
-            self._check_cannot_continue()
-        return refusal
+            result = self._apply_online_only(seat, kind)
+        else:
+            if seat != self.to_move:
+                return Refusal.NOT_YOUR_TURN
+            cell = action.cell
+            phase = self.phase
+            if kind is ActionType.EXPLORE:
+                result = self._explore(seat, cell, phase)  # type: ignore[arg-type]
+            elif kind is ActionType.PLANT:
+                result = self._plant(seat, cell, phase)  # type: ignore[arg-type]
+            elif kind is ActionType.FLAG:
+                result = self._flag(seat, cell, phase)  # type: ignore[arg-type]
+            elif kind is ActionType.UNFLAG:
+                result = self._unflag(seat, cell, phase)  # type: ignore[arg-type]
+            else:  # END_TURN
+                if phase is not Phase.END_WAIT:
+                    return Refusal.WRONG_PHASE
+                self._start_turn(1 - seat)
+                result = _END_TURN[seat]
+            if type(result) is not tuple:
+                return result
+            if self._outcome is None and self.variant is Variant.ONLINE:
+                self._check_cannot_continue()
+        if self._outcome is not None and type(result) is tuple:
+            return (*result, MatchEnded(self._outcome))  # once per match: built, not shared
+        return result
 
-    def play(self, action: Action) -> None:
+    def play(self, action: Action) -> Events:
         """``apply`` for trusted callers (tests, tools): a refusal raises :class:`IllegalAction`."""
-        refusal = self.apply(action)
-        if refusal is not None:
-            raise IllegalAction(refusal, action)
+        result = self.apply(action)
+        if isinstance(result, Refusal):
+            raise IllegalAction(result, action)
+        return result
 
     # ----- the actions --------------------------------------------------------------------
     def _cell_refusal(self, seat: int, b: Mask) -> Refusal | None:
@@ -390,7 +292,7 @@ class GameState:
             return Refusal.OWN_MINE
         return None
 
-    def _explore(self, seat: int, cell: Cell, phase: Phase) -> Refusal | None:
+    def _explore(self, seat: int, cell: Cell, phase: Phase) -> Refusal | Events:
         if phase is not Phase.EXPLORE and phase is not Phase.OPEN_EXPLORE:
             return Refusal.WRONG_PHASE
         b = 1 << cell
@@ -400,7 +302,7 @@ class GameState:
         if self.mines[1 - seat] & b:  # A1/O8: the opponent's mine alone (own-mine was refused)
             self.ko_cell = cell
             self._finish(Outcome(1 - seat, Reason.KO))
-            return None
+            return _EXPLORED[seat][cell]
         self.revealed |= b
         if seat == 0:
             self.revealed_by0 |= b
@@ -410,13 +312,13 @@ class GameState:
             else:
                 self.phase = Phase.OPEN_PLANT  # F1 step 3
                 self.to_move = 0
-        else:
-            self.phase = Phase.PLANT
-            if self.variant is Variant.CPU:
-                self._plant_check(seat)
-        return None
+            return _OPEN_EXPLORED[seat][cell]
+        self.phase = Phase.PLANT
+        if self.variant is Variant.CPU:
+            self._plant_check(seat)
+        return _EXPLORED[seat][cell]
 
-    def _plant(self, seat: int, cell: Cell, phase: Phase) -> Refusal | None:
+    def _plant(self, seat: int, cell: Cell, phase: Phase) -> Refusal | Events:
         if phase is not Phase.PLANT and phase is not Phase.OPEN_PLANT:
             return Refusal.WRONG_PHASE
         b = 1 << cell
@@ -429,11 +331,11 @@ class GameState:
                 self.to_move = 1  # F1 step 4
             else:
                 self._start_turn(0)  # F2: the first normal turn
-        else:
-            self.phase = Phase.END_WAIT
-        return None
+            return _OPEN_PLANTED[seat][cell]
+        self.phase = Phase.END_WAIT
+        return _PLANTED[seat][cell]
 
-    def _flag(self, seat: int, cell: Cell, phase: Phase) -> Refusal | None:
+    def _flag(self, seat: int, cell: Cell, phase: Phase) -> Refusal | Events:
         if phase not in NORMAL_PHASES:
             return Refusal.WRONG_PHASE  # F1: no markers in the opening
         b = 1 << cell
@@ -446,9 +348,9 @@ class GameState:
         self.markers[seat] |= b
         self.marker_used = True
         self._after_marker(seat, phase)
-        return None
+        return _FLAGGED[seat][cell]
 
-    def _unflag(self, seat: int, cell: Cell, phase: Phase) -> Refusal | None:
+    def _unflag(self, seat: int, cell: Cell, phase: Phase) -> Refusal | Events:
         if phase not in NORMAL_PHASES:
             return Refusal.WRONG_PHASE
         b = 1 << cell
@@ -458,7 +360,7 @@ class GameState:
             return Refusal.NOT_YOUR_MARKER  # A4
         self.markers[seat] &= ~b  # A3: the quota is not given back
         self._after_marker(seat, phase)
-        return None
+        return _UNFLAGGED[seat][cell]
 
     def _after_marker(self, seat: int, phase: Phase) -> None:
         if self.variant is Variant.CPU:
@@ -467,21 +369,27 @@ class GameState:
             elif phase is Phase.PLANT:
                 self._plant_check(seat)  # C2 (C2b: nothing in END_WAIT)
 
-    def _apply_online_only(self, seat: int, kind: ActionType) -> Refusal | None:
+    def _apply_online_only(self, seat: int, kind: ActionType) -> Refusal | Events:
         if kind is ActionType.RESIGN:
             self._finish(Outcome(1 - seat, Reason.RESIGN))  # O11: any seat, any moment
-        elif kind is ActionType.DISCONNECT:
+            return _RESIGNED[seat]
+        if kind is ActionType.DISCONNECT:
             self._finish(Outcome(1 - seat, Reason.DISCONNECT))  # O12
-        elif kind is ActionType.VOID:
+            return _DISCONNECTED[seat]
+        if kind is ActionType.VOID:
             self._finish(Outcome(None, Reason.VOID))  # O12: both graces over
-        else:  # TIMEOUT
-            if seat != self.to_move:
-                return Refusal.NOT_YOUR_TURN  # only the seat to move has a deadline
-            if self.phase in NORMAL_PHASES:
-                self._start_turn(1 - seat)  # O5: skip what is missing, pass the turn
-            # O4: in the opening a timeout changes nothing; the auto-move follows.
-            self._check_cannot_continue()
-        return None
+            return _VOIDED
+        # TIMEOUT
+        if seat != self.to_move:
+            return Refusal.NOT_YOUR_TURN  # only the seat to move has a deadline
+        result: Events
+        if self.phase in NORMAL_PHASES:
+            self._start_turn(1 - seat)  # O5: skip what is missing, pass the turn
+            result = _TIMEOUT_TURN[seat]
+        else:
+            result = _TIMED_OUT[seat]  # O4: in the opening nothing changes; the auto-move follows
+        self._check_cannot_continue()
+        return result
 
     # ----- turn flow and checks -----------------------------------------------------------
     def _start_turn(self, seat: int) -> None:

@@ -5,7 +5,7 @@ codec, message-type and error-code names, request validators and the seat-relati
 serialisation. Pure and standard-library only (``orjson`` is used when it is installed, see
 :data:`CODEC`), so a headless bot needs nothing but this module and a socket.
 
-Everything a seat receives is built here from a :class:`~mineduel.shared.engine.SeatView`,
+Everything a seat receives is built here from a :class:`~mineduel.shared.rules.views.SeatView`,
 which has no field that could hold the opponent's mines (V2, V4): the filter is the type.
 """
 
@@ -19,7 +19,8 @@ from enum import StrEnum
 from typing import Any
 
 from mineduel.shared.rules.bitboard import CELLS, COLS, ROWS
-from mineduel.shared.rules.engine import FinalReveal, Outcome, Phase, SeatView, Variant
+from mineduel.shared.rules.engine import ActionType, Outcome, Phase, Variant
+from mineduel.shared.rules.views import FinalReveal, SeatView
 from mineduel.shared.fairness.record import is_int
 
 _orjson: Any
@@ -691,23 +692,17 @@ class Move:
 def legal_moves(view: SeatView) -> list[Move]:
     """Every move the rules allow ``view``'s seat right now, from its view alone (for bots).
 
-    An explore may still end in a KO: the opponent's mines are not in the view.
+    An explore may still end in a KO: the opponent's mines are not in the view. The cells are
+    :meth:`SeatView.targets`, the one definition of each mode's legal targets.
     """
     if view.to_move != view.seat:
         return []
     out: list[Move] = []
-    unrevealed = view.unrevealed
-    if view.phase in (Phase.EXPLORE, Phase.OPEN_EXPLORE):
-        out += [Move("explore", c) for c in range(CELLS) if view.explorable >> c & 1]
-    elif view.phase in (Phase.PLANT, Phase.OPEN_PLANT):
-        out += [Move("plant", c) for c in range(CELLS) if view.explorable >> c & 1]
-    if view.phase in (Phase.EXPLORE, Phase.PLANT, Phase.END_WAIT):
-        if view.quota_left:
-            free = unrevealed & ~view.markers
-            out += [Move("flag", c) for c in range(CELLS) if free >> c & 1]
-        out += [Move("unflag", c) for c in range(CELLS) if view.my_markers >> c & 1]
-        if view.phase is Phase.END_WAIT:
-            out.append(Move("end_turn"))
+    for kind in (ActionType.EXPLORE, ActionType.PLANT, ActionType.FLAG, ActionType.UNFLAG):
+        mask = view.targets(kind)
+        out += [Move(kind.value, c) for c in range(CELLS) if mask >> c & 1]
+    if view.phase is Phase.END_WAIT:
+        out.append(Move("end_turn"))
     return out
 
 

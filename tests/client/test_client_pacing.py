@@ -11,7 +11,8 @@ from mineduel.client.controller import Applied, Ended
 from mineduel.client.cpu_match import CPU, HUMAN, CpuMatch
 from mineduel.client.pacing import CPU_STEP_DELAY, StepPacer
 from mineduel.shared.ai import cpu as ai
-from mineduel.shared.rules.engine import Action, ActionType, Phase, SeatView
+from mineduel.shared.rules.engine import Action, ActionType, Phase
+from mineduel.shared.rules.views import SeatView
 
 
 def test_step_delay_is_650_ms():

@@ -32,7 +32,8 @@ from mineduel.shared.ai.cpu import (
     next_step,
 )
 from mineduel.shared.rules.bitboard import FULL, NEIGHBOURS, cell_of, cells, mask_of, neighbourhood
-from mineduel.shared.rules.engine import Action, ActionType, GameState, Phase, Reason, SeatView, Variant
+from mineduel.shared.rules.engine import Action, ActionType, GameState, Phase, Reason, Refusal, Variant
+from mineduel.shared.rules.views import SeatView
 from mineduel.shared.rules.notation import from_ascii
 
 CPU = 1
@@ -259,7 +260,7 @@ def test_ai2_safe_and_uncertain_cells_draw_the_misjudgment(draw: float, kind: St
     assert verdict is not None
     target = verdict.uncertain if decision.misjudged else verdict.safe
     assert (target & view.explorable) >> cell & 1  # type: ignore[operator]
-    assert state.apply(decision.action) is None
+    assert not isinstance(state.apply(decision.action), Refusal)
 
 
 @pytest.mark.parametrize("difficulty", list(Difficulty))
@@ -400,7 +401,7 @@ def test_ai4_plants_inside_the_drawn_area(draw: float, area: PlantArea) -> None:
         decision = next_step(view, Difficulty.NORMAL, Scripted(draw, seed=seed), last)
         assert (decision.kind, decision.plant_area, decision.plant_fell_back) == (StepKind.PLANT, area, False)
         assert areas[area] >> decision.action.cell & 1  # type: ignore[operator]
-        assert state.copy().apply(decision.action) is None
+        assert not isinstance(state.copy().apply(decision.action), Refusal)
 
 
 def test_ai4_empty_area_falls_back_to_all_plantable_cells() -> None:

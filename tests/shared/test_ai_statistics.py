@@ -30,7 +30,8 @@ from mineduel.shared.ai.cpu import (
     next_step,
 )
 from mineduel.shared.rules.bitboard import NEIGHBOURS, cell_of, cells, neighbourhood
-from mineduel.shared.rules.engine import Action, ActionType, GameState, Phase, SeatView, Variant
+from mineduel.shared.rules.engine import Action, ActionType, GameState, Phase, Variant
+from mineduel.shared.rules.views import SeatView
 from mineduel.shared.fairness.commitments import FairStream, round_signature
 from mineduel.shared.rules.notation import from_ascii
 

@@ -35,8 +35,10 @@ from mineduel.shared.rules.engine import (
     ActionType,
     GameState,
     Phase,
+    Refusal,
     Variant,
 )
+from mineduel.shared.rules.events import MatchEnded, seen_by
 from mineduel.shared.fairness.record import from_json
 from support.strategies import RandomChooser, draw_style, legal_games, legal_move, records
 
@@ -103,12 +105,12 @@ def play_randomly(data: st.DataObject, variant: Variant, timeouts: bool) -> tupl
         if timeouts and t_open + t_norm < 40 and index(data, 10) == 9:
             seat = state.to_move
             opening = state.phase in (Phase.OPEN_EXPLORE, Phase.OPEN_PLANT)
-            assert state.apply(Action(seat, ActionType.TIMEOUT)) is None  # type: ignore[arg-type]
+            assert not isinstance(state.apply(Action(seat, ActionType.TIMEOUT)), Refusal)  # type: ignore[arg-type]
             accepted += 1
             if opening:
                 t_open += 1
                 picker = _DataPicker(data)
-                assert state.apply(state.opening_auto_action(picker)) is None
+                assert not isinstance(state.apply(state.opening_auto_action(picker)), Refusal)
                 accepted += 1
             else:
                 t_norm += 1
@@ -120,7 +122,7 @@ def play_randomly(data: st.DataObject, variant: Variant, timeouts: bool) -> tupl
             safe = [a for a in options if not state.mines[1 - state.to_move] >> a.cell & 1]  # type: ignore[operator]
             options = safe or options
         action = options[index(data, len(options))]
-        assert state.apply(action) is None, f"legal_actions offered a refused {action}"
+        assert not isinstance(state.apply(action), Refusal), f"legal_actions offered a refused {action}"
         accepted += 1
         assert accepted <= action_bound(t_open, t_norm) + 1
     return state, accepted, t_open, t_norm
@@ -172,7 +174,7 @@ def test_styled_long_games_end_within_the_bound(game: tuple[str, list[dict[str, 
                 t_norm += 1
             else:
                 t_open += 1
-        assert state.apply(action) is None
+        assert not isinstance(state.apply(action), Refusal)
     assert state.over
     assert state.turn <= MAX_TURNS + t_norm
     assert len(actions) <= action_bound(t_open, t_norm)
@@ -217,7 +219,7 @@ def test_a_refused_action_leaves_the_snapshot_identical(rec: dict[str, Any]) -> 
         before = state.snapshot()
         views = (state.view(0), state.view(1))
         old = state.copy()
-        if state.apply(action) is not None:
+        if isinstance(state.apply(action), Refusal):
             refused += 1
             assert state.snapshot() == before
             assert (state.view(0), state.view(1)) == views
@@ -245,7 +247,7 @@ def test_engine_sets_and_legal_actions_match_the_oracle(rec: dict[str, Any]) -> 
         error = m.act(
             action.seat, str(action.type), divmod(action.cell, 8) if action.cell is not None else None
         )
-        assert (refusal is None) == (error is None), (action, refusal, error)
+        assert (not isinstance(refusal, Refusal)) == (error is None), (action, refusal, error)
         for seat in (0, 1):
             for name in ("explorable", "recoverable", "plantable"):
                 assert {divmod(c, 8) for c in cells(getattr(state, name)(seat))} == set(
@@ -364,7 +366,10 @@ def overlap_comparisons(rec: dict[str, Any]) -> int:
                 a, b = state.copy(), state.copy()
                 answer_a = a.apply(Action(planter, ActionType.PLANT, overlap[0]))
                 answer_b = b.apply(Action(planter, ActionType.PLANT, unseen[-1]))
-                assert answer_a is None and answer_b is None  # V5: the same answer
+                assert not isinstance(answer_a, Refusal) and not isinstance(answer_b, Refusal)
+                assert [seen_by(e, viewer) for e in answer_a if not isinstance(e, MatchEnded)] == [
+                    seen_by(e, viewer) for e in answer_b if not isinstance(e, MatchEnded)
+                ]  # V5: the same answer in the viewer's eyes
                 if not a.over and not b.over:  # O9 may (legitimately) end one of them
                     assert view_bytes(a, viewer) == view_bytes(b, viewer)
                     compared += 1

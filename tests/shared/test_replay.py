@@ -412,7 +412,7 @@ def _live_match(seed: int, variant: str) -> tuple[GameState, list[Action], list[
         refusal = state.apply(action)
         shadow.act(action.seat, str(action.type), divmod(action.cell, 8) if action.cell is not None else None)
         actions.append(action)
-        oks.append(refusal is None)
+        oks.append(not isinstance(refusal, Refusal))
         steps.append({"phase": str(state.phase), "to_move": state.to_move, "turn": state.turn})
     return state, actions, oks, steps
 

@@ -11,9 +11,10 @@ from mineduel.shared.rules.engine import (
     ActionType,
     GameState,
     Phase,
-    SeatView,
+    Refusal,
     Variant,
 )
+from mineduel.shared.rules.views import SeatView
 from mineduel.shared.rules.notation import from_ascii
 from support.rule_helpers import act, at
 
@@ -189,8 +190,8 @@ def test_v4_online_view_json_is_byte_identical_whether_or_not_the_opponent_overl
     overlap.play(act(0, "end_turn"))
     overlap.play(act(1, "explore", 2, 2))
     elsewhere = overlap.copy()
-    assert overlap.apply(act(1, "plant", 4, 4)) is None  # on seat 0's mine
-    assert elsewhere.apply(act(1, "plant", *target)) is None  # seat 0's other mine, or unseen cells
+    assert not isinstance(overlap.apply(act(1, "plant", 4, 4)), Refusal)  # on seat 0's mine
+    assert not isinstance(elsewhere.apply(act(1, "plant", *target)), Refusal)  # seat 0's other mine, or unseen cells
     assert view_json(overlap.view(0)) == view_json(elsewhere.view(0))
     for more in (act(1, "end_turn"), act(0, "explore", 0, 7)):
         overlap.play(more)
@@ -214,8 +215,8 @@ def test_v5_a_plant_on_the_opponents_mine_answers_like_any_other(variant: Varian
     base.play(act(0, "explore", 2, 2))
     overlap, plain = base.copy(), base.copy()
     # seat 0 to plant: (7,7) is seat 1's mine, (6,0) is empty; neither is next to a revealed cell
-    assert overlap.apply(act(0, "plant", 7, 7)) is None
-    assert plain.apply(act(0, "plant", 6, 0)) is None
+    assert not isinstance(overlap.apply(act(0, "plant", 7, 7)), Refusal)
+    assert not isinstance(plain.apply(act(0, "plant", 6, 0)), Refusal)
     assert (
         (overlap.phase, overlap.to_move, overlap.turn)
         == (plain.phase, plain.to_move, plain.turn)

@@ -20,14 +20,13 @@ from mineduel.shared.rules.bitboard import CELLS, COLS, NEIGHBOURS, ROWS
 from mineduel.shared.rules.engine import (
     Action,
     ActionType,
-    FinalReveal,
     GameState,
     Outcome,
     Phase,
     Reason,
-    SeatView,
     Variant,
 )
+from mineduel.shared.rules.views import FinalReveal, SeatView
 from mineduel.shared.ai.randomplay import random_legal_action
 
 FULL64 = (1 << CELLS) - 1
