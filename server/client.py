@@ -1,76 +1,144 @@
-"""A small Twisted client for the MINE DUEL protocol: tests, bots and benchmarks build on it.
+"""The one line client of the MINE DUEL protocol: tests, bots, benchmarks and tools share it.
+
+This is the only server module a client may import (tests/test_architecture.py checks it). It
+also offers what the game client needs of the server package besides talking to one —
+:func:`secure_endpoint` and :func:`is_tls_refusal` for its own links, :func:`discover` for LAN
+discovery, :func:`host_server` for *Host on this computer*, and :func:`install_steady_clock`.
+
+:class:`LineClient` frames lines, reads each server line once into its typed class
+(:mod:`mineduel.shared.wire.messages`, checked field by field: a hostile server's malformed
+line is counted in ``malformed`` and reported, never raised into the reactor), answers the
+server's pings, and hands every message to a :class:`Listener` and to whoever waits for it.
+Programs speak typed messages::
 
     client = await connect(reactor, "127.0.0.1", 47650)
     await client.hello()
-    created = await client.request("create_room", name="Bot")
-    ...
+    created = await client.request(m.CreateRoom(name="Bot"))     # -> m.RoomCreated
+    start = await client.wait_for(m.MatchStart)                  # -> m.MatchStart
+
+Scripts and tests may use the JSON spelling instead — a type name and fields in, the JSON
+object as it arrived (already checked by its typed class) out — which also lets a test send
+fields the typed requests cannot hold::
+
+    created = await client.request("create_room", name="Bot")    # -> {"type": "room_created", ...}
     state = await client.wait_for("state")
     view = protocol.view_from_state(state)
-    move = random.choice(protocol.legal_moves(view))
-    await client.request(**move.message())
 
-Every received message is kept in ``messages``; :meth:`wait_for` hands out each one once,
-in arrival order, so a script never misses a message that arrived before it asked.
+Every received message is kept (``typed`` and, at the same index, ``messages``) unless the
+client is built with ``keep=False`` (bots that only listen); :meth:`LineClient.wait_for` hands
+out each one once, in arrival order, so a script never misses a message that arrived before it
+asked.
 
 Over TLS: ``connect(reactor, host, port, tls=True)`` checks the certificate against the system's
 trust store and ``host``; ``pin=`` (the SHA-256 a ``mineduels://…?pin=`` link carries) accepts
 that one certificate instead. Either way ``connect`` returns only after the handshake passed,
 and raises :class:`TLSRefused` when it did not.
-
-This is the one server module a client may import (tests/test_architecture.py checks it): it
-also offers what the game client needs of the server package besides talking to one —
-:func:`secure_endpoint` and :func:`is_tls_refusal` for its own links, :func:`discover` for LAN
-discovery, :func:`host_server` for *Host on this computer*, and :func:`install_steady_clock`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, TypeVar, cast, overload
 
 from twisted.internet.abstract import isIPv6Address
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, fail, succeed
 from twisted.internet.endpoints import TCP4ClientEndpoint, TCP6ClientEndpoint, connectProtocol
-from twisted.internet.interfaces import IHandshakeListener
+from twisted.internet.interfaces import IHandshakeListener, IStreamClientEndpoint, ITCPTransport
+from twisted.logger import Logger
 from twisted.protocols.basic import LineOnlyReceiver
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from mineduel.shared.wire import protocol
-Predicate = Callable[[dict[str, Any]], bool]
+from mineduel.shared.wire import codec
+from mineduel.shared.wire import messages as m
+from mineduel.shared.wire.names import PROTOCOL_VERSION, ErrorCode
 
+log = Logger(namespace="mineduel.client")
 
-UNPARSED_ERRORS = ("rate_limited", "line_too_long")
+Json = m.Json
+"""A server message as the JSON object it arrived as (the scripts' spelling)."""
+
+T = TypeVar("T", bound=m.ServerMessage)
+
+UNPARSED_ERRORS = (ErrorCode.RATE_LIMITED.value, ErrorCode.LINE_TOO_LONG.value)
 """Errors about a line the server did not parse, so they cannot carry its ``id``."""
+
+MALFORMED_KEPT = 100
+"""Malformed lines kept for inspection; a hostile server cannot grow the list past this."""
 
 
 class ServerError(Exception):
     """The server answered a request with ``error``; ``code`` is its error code."""
 
-    def __init__(self, message: dict[str, Any]) -> None:
-        super().__init__(f"{message.get('code')}: {message.get('message')}")
-        self.code = message.get("code")
-        self.reply = message
+    def __init__(self, error: m.Error, reply: Json | None = None) -> None:
+        super().__init__(f"{error.code}: {error.message}")
+        self.error = error
+        self.code = error.code
+        self.reply: Json = reply if reply is not None else error.wire()
 
 
 class TLSRefused(ConnectionError):
     """The TLS handshake failed: the certificate did not match the pin or the trust store, or no TLS server."""
 
 
+class Listener(Protocol):
+    """Who hears every message of a :class:`LineClient` (the game client, a bot)."""
+
+    def message_received(self, message: m.ServerMessage) -> None:
+        """One checked message, in arrival order (after the client's own ping answer)."""
+
+    def malformed_line(self, line: bytes, problem: str) -> None:
+        """A line the protocol does not allow (or a type this client does not know): skipped."""
+
+
+class _Waiter:
+    """One pending :meth:`LineClient.wait_for`: its test and the deferred it fires."""
+
+    __slots__ = ("as_json", "done", "test")
+
+    def __init__(self, test: Callable[[m.ServerMessage, Json], bool], as_json: bool) -> None:
+        self.test = test
+        self.as_json = as_json
+        self.done: Deferred[Any] = Deferred()
+
+
+def _read(line: bytes) -> tuple[m.ServerMessage, Json]:
+    """``codec.decode_server`` keeping the JSON object it read the message from (for scripts)."""
+    try:
+        obj = codec.decode(line)
+    except codec.ProtocolError as exc:
+        raise m.BadMessage(exc.message) from None
+    return codec.parse_server(obj), obj
+
+
+def _request_id(message: m.ServerMessage) -> m.RequestId | None:
+    return getattr(message, "id", None)
+
+
 @implementer(IHandshakeListener)
 class LineClient(LineOnlyReceiver):
-    """One connection to a server; replies ``pong`` to the server's pings automatically."""
+    """One connection to a server, speaking typed messages (or their JSON spelling, for scripts)."""
 
     delimiter = b"\n"
     MAX_LENGTH = 1 << 20
 
-    def __init__(self, name: str = "mineduel-client/1", auto_pong: bool = True) -> None:
+    def __init__(
+        self, name: str = "mineduel-client/1", auto_pong: bool = True, *,
+        listener: Listener | None = None, keep: bool = True,
+    ) -> None:
         self.name = name
         self.auto_pong = auto_pong
-        self.messages: list[dict[str, Any]] = []
+        self.listener = listener
+        self.keep = keep
+        self.typed: list[m.ServerMessage] = []
+        self.messages: list[Json] = []  # the same messages as JSON objects, index for index
+        self.malformed: list[tuple[bytes, str]] = []
+        self.malformed_count = 0
+        self.welcome: m.Welcome | None = None
         self._taken: set[int] = set()
-        self._waiters: list[tuple[Predicate, Deferred[dict[str, Any]]]] = []
+        self._waiters: list[_Waiter] = []
         self._ids = itertools.count(1)
         self.lost: Deferred[None] = Deferred()
         self.secured: Deferred[None] | None = None  # set by connect(tls=True): fires once the handshake passed
@@ -81,98 +149,193 @@ class LineClient(LineOnlyReceiver):
         self.connected_ = True
 
     def lineReceived(self, line: bytes) -> None:
-        msg = protocol.decode(line)
-        if msg["type"] == "ping" and self.auto_pong:
-            self.send(type="pong")
-        index = len(self.messages)
-        self.messages.append(msg)
-        for i, (pred, d) in enumerate(self._waiters):
-            if pred(msg):
-                del self._waiters[i]
-                self._taken.add(index)
-                d.callback(msg)
-                return
+        try:
+            message, obj = _read(line)
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:  # BadMessage, and a shape parse missed
+            self._malformed(line, str(exc) or type(exc).__name__)
+            return
+        self.message_received(message, obj)
+
+    def lineLengthExceeded(self, line: bytes) -> None:
+        """A server line over ``MAX_LENGTH`` is no protocol line: reported, and the connection dropped."""
+        self._malformed(line[:256], f"a line over {self.MAX_LENGTH} bytes")
+        if self.transport is not None:
+            self.transport.loseConnection()
 
     def handshakeCompleted(self) -> None:
         if self.secured is not None and not self.secured.called:
             self.secured.callback(None)
 
-    def connectionLost(self, reason: Failure = None) -> None:  # type: ignore[assignment]
+    def connectionLost(self, reason: Failure = Failure(ConnectionError("closed"))) -> None:  # noqa: B008
         self.connected_ = False
         if self.secured is not None and not self.secured.called:
-            detail = reason.getErrorMessage() if reason is not None else "closed"
-            self.secured.errback(TLSRefused(f"TLS handshake failed: {detail}"))
+            self.secured.errback(TLSRefused(f"TLS handshake failed: {reason.getErrorMessage()}"))
         waiters, self._waiters = self._waiters, []
-        for _, d in waiters:
-            d.errback(ConnectionError("connection closed"))
+        for waiter in waiters:
+            waiter.done.errback(ConnectionError("connection closed"))
         if not self.lost.called:
             self.lost.callback(None)
 
-    # ----- sending and waiting ---------------------------------------------------------------
-    def send(self, **message: Any) -> None:
-        self.transport.write(protocol.encode(message))
-
-    def wait_for(self, kind: str | None = None, pred: Predicate | None = None) -> Deferred[dict[str, Any]]:
-        """The first not-yet-taken message of type ``kind`` (and matching ``pred``), now or later."""
-
-        def match(msg: dict[str, Any]) -> bool:
-            return (kind is None or msg["type"] == kind) and (pred is None or pred(msg))
-
-        for index, msg in enumerate(self.messages):
-            if index not in self._taken and match(msg):
+    # ----- receiving -----------------------------------------------------------------------
+    def message_received(self, message: m.ServerMessage, obj: Json) -> None:
+        """Answer a ping, keep the message, tell the listener, then fire the first waiter it matches."""
+        if self.auto_pong and isinstance(message, m.Ping):
+            self.send(m.PongReply())
+        index = len(self.typed)
+        if self.keep:
+            self.typed.append(message)
+            self.messages.append(obj)
+        if self.listener is not None:
+            self.listener.message_received(message)
+        for i, waiter in enumerate(self._waiters):
+            if waiter.test(message, obj):
+                del self._waiters[i]
                 self._taken.add(index)
-                d: Deferred[dict[str, Any]] = Deferred()
-                d.callback(msg)
-                return d
-        d = Deferred()
-        if not self.connected_:
-            d.errback(ConnectionError("connection closed"))
-            return d
-        self._waiters.append((match, d))
-        return d
+                waiter.done.callback(obj if waiter.as_json else message)
+                return
 
-    def last(self, kind: str) -> dict[str, Any] | None:
-        """The most recent message of type ``kind`` (taken or not)."""
-        for msg in reversed(self.messages):
-            if msg["type"] == kind:
-                return msg
+    def _malformed(self, line: bytes, problem: str) -> None:
+        self.malformed_count += 1
+        if len(self.malformed) < MALFORMED_KEPT:
+            self.malformed.append((line, problem))
+        log.warn("malformed_server_line problem={problem} line={line!r}", problem=problem, line=line[:120])
+        if self.listener is not None:
+            self.listener.malformed_line(line, problem)
+
+    # ----- sending -------------------------------------------------------------------------
+    def send(self, type: m.ClientMessage | str, **fields: Any) -> None:  # noqa: A002 - ``send(**json)`` for scripts
+        """One typed request as its line; or, for scripts and tests of refusals, the JSON object
+        ``{"type": type, **fields}`` exactly as given."""
+        if isinstance(type, str):
+            self._wire().write(codec.encode({"type": type, **fields}))
+        else:
+            self._wire().write(codec.encode_message(type))
+
+    def _wire(self) -> ITCPTransport:
+        """The connection's transport (TCP, or TLS over it: both can abort)."""
+        if self.transport is None:
+            raise ConnectionError("not connected")
+        return cast(ITCPTransport, self.transport)
+
+    # ----- waiting -------------------------------------------------------------------------
+    @overload
+    def wait_for(self, kind: type[T], pred: Callable[[T], bool] | None = None) -> Deferred[T]: ...
+
+    @overload
+    def wait_for(self, kind: str | None = None, pred: Callable[[Json], bool] | None = None) -> Deferred[Json]: ...
+
+    def wait_for(self, kind: type[T] | str | None = None, pred: Callable[[Any], bool] | None = None) -> Deferred[Any]:
+        """The first not-yet-taken message of ``kind`` (a typed class, or a type name for the JSON
+        spelling) that ``pred`` accepts, now or later; ``pred`` sees the same spelling."""
+        as_json = not isinstance(kind, type)
+        test = self._test(kind, pred, as_json)
+        for index, (message, obj) in enumerate(zip(self.typed, self.messages, strict=True)):
+            if index not in self._taken and test(message, obj):
+                self._taken.add(index)
+                return succeed(obj if as_json else message)
+        if not self.connected_:
+            return fail(ConnectionError("connection closed"))
+        waiter = _Waiter(test, as_json)
+        self._waiters.append(waiter)
+        return waiter.done
+
+    @staticmethod
+    def _test(
+        kind: type[Any] | str | None, pred: Callable[[Any], bool] | None, as_json: bool
+    ) -> Callable[[m.ServerMessage, Json], bool]:
+        def test(message: m.ServerMessage, obj: Json) -> bool:
+            if isinstance(kind, type):
+                if not isinstance(message, kind):
+                    return False
+            elif kind is not None and kind != message.TYPE:
+                return False
+            return pred is None or pred(obj if as_json else message)
+
+        return test
+
+    @overload
+    def last(self, kind: type[T]) -> T | None: ...
+
+    @overload
+    def last(self, kind: str) -> Json | None: ...
+
+    def last(self, kind: type[T] | str) -> T | Json | None:
+        """The most recent kept message of ``kind`` (taken or not), in the spelling ``kind`` asks for."""
+        for message, obj in zip(reversed(self.typed), reversed(self.messages), strict=True):
+            if isinstance(kind, type):
+                if isinstance(message, kind):
+                    return message
+            elif kind == message.TYPE:
+                return obj
         return None
 
-    async def request(self, type: str, **fields: Any) -> dict[str, Any]:  # noqa: A002
-        """Send a request with a fresh ``id``; its reply (``error`` raises :class:`ServerError`)."""
-        rid = f"c{next(self._ids)}"
-        after = len(self.messages)
+    # ----- requests ------------------------------------------------------------------------
+    @overload
+    async def request(self, type: m.ClientMessage) -> m.ServerMessage: ...
 
-        def answers(m: dict[str, Any]) -> bool:
+    @overload
+    async def request(self, type: str, **fields: Any) -> Json: ...
+
+    async def request(self, type: m.ClientMessage | str, **fields: Any) -> m.ServerMessage | Json:  # noqa: A002
+        """Send a request with a fresh ``id`` and await its reply (``error`` raises :class:`ServerError`).
+
+        A typed request gets the typed reply; a type name and fields (scripts) get the JSON object.
+        """
+        message = type  # named ``type`` so that ``request(**{"type": ..., ...})`` works for scripts
+        rid = f"c{next(self._ids)}"
+        after = len(self.typed)
+        as_json = isinstance(message, str)
+
+        def answers(reply: m.ServerMessage, obj: Json) -> bool:
             # A line refused before it was parsed (rate, length) gets an error without its id;
             # it answers the request that was waiting when it came (PROTOCOL.md §9).
-            return m.get("id") == rid or (
-                m["type"] == "error" and "id" not in m and m.get("code") in UNPARSED_ERRORS
-                and any(x is m for x in self.messages[after:])
+            rid_of = _request_id(reply)
+            return rid_of == rid or (
+                isinstance(reply, m.Error) and rid_of is None and reply.code in UNPARSED_ERRORS
+                and (not self.keep or any(x is reply for x in self.typed[after:]))
             )
 
-        reply = self.wait_for(pred=answers)
-        self.send(type=type, id=rid, **fields)
-        msg = await reply
-        if msg["type"] == "error":
-            raise ServerError(msg)
-        return msg
+        waiter = _Waiter(answers, as_json=False)
+        if not self.connected_:
+            raise ConnectionError("connection closed")
+        self._waiters.append(waiter)
+        if isinstance(message, str):
+            self.send(message, id=rid, **fields)
+        elif hasattr(message, "id"):
+            self.send(dataclasses.replace(message, id=rid))  # type: ignore[arg-type]  # every class with an id field
+        else:
+            raise TypeError(f"{message.TYPE} gets no reply to wait for")
+        reply: m.ServerMessage = await waiter.done
+        obj = reply.wire() if as_json and not self.keep else self._json_of(reply)
+        if isinstance(reply, m.Error):
+            raise ServerError(reply, obj)
+        if isinstance(reply, m.Welcome):
+            self.welcome = reply
+        return obj if as_json else reply
 
-    async def hello(self) -> dict[str, Any]:
-        return await self.request(**protocol.hello(self.name))
+    def _json_of(self, reply: m.ServerMessage) -> Json:
+        for message, obj in zip(reversed(self.typed), reversed(self.messages), strict=True):
+            if message is reply:
+                return obj
+        return reply.wire()
+
+    async def hello(self) -> Json:
+        """``hello`` with this client's name; the ``welcome`` (also kept typed in ``welcome``)."""
+        return await self.request("hello", protocol=PROTOCOL_VERSION, client=self.name)
 
     def close(self) -> Deferred[None]:
-        self.transport.loseConnection()
+        self._wire().loseConnection()
         return self.lost
 
     def abort(self) -> Deferred[None]:
         """Drop the connection without a goodbye (like a crashed client)."""
-        self.transport.abortConnection()
+        self._wire().abortConnection()
         return self.lost
 
 
 async def connect(
-    reactor: Any, host: str, port: int, name: str = "mineduel-client/1", *, tls: bool = False, pin: str | None = None
+    reactor: Any, host: str, port: int, name: str = "mineduel-client/1", *, tls: bool = False, pin: str | None = None,
+    listener: Listener | None = None, keep: bool = True,
 ) -> LineClient:
     """Connect and return the client (``hello`` not sent yet); with ``tls``, once the handshake passed.
 
@@ -181,8 +344,10 @@ async def connect(
     """
     if pin is not None and not tls:
         raise ValueError("a pinned connection is a TLS connection")
-    endpoint: Any = (TCP6ClientEndpoint if isIPv6Address(host) else TCP4ClientEndpoint)(reactor, host, port, timeout=10)
-    client = LineClient(name)
+    endpoint: IStreamClientEndpoint = (TCP6ClientEndpoint if isIPv6Address(host) else TCP4ClientEndpoint)(
+        reactor, host, port, timeout=10
+    )
+    client = LineClient(name, listener=listener, keep=keep)
     if tls:
         from mineduel.server.tls import wrap_client_endpoint
 

@@ -25,7 +25,7 @@ from mineduel.client.tokens import SavedSession, TokenStore
 from mineduel.server.config import Config
 from mineduel.server.service import start_server
 from mineduel.server.storage import SQLiteStorage
-from mineduel.server.testing import oracle_message
+from support.harness import oracle_message
 from mineduel.shared.rules.bitboard import cells
 
 

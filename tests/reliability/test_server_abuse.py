@@ -9,7 +9,7 @@ each reply within a few reactor turns); and what the server keeps for the abuser
 Whatever is about sockets runs over real loopback connections against an in-process server; the
 rules clock (token bucket, idle timer, guessing window) and the net layer's clock (send stall,
 close timeout) are ``task.Clock``s the test advances, so nothing waits on real time. The rest
-drives ``ServerCore`` directly with ``server/testing.py``'s Harness. The abuser connects from
+drives ``ServerCore`` directly with ``tests/support/harness.py``'s Harness. The abuser connects from
 127.0.0.1, the well-behaved players from 127.0.0.2 (Linux routes all of 127/8 to ``lo``), so the
 per-address limits tell them apart as they would two machines. The server sets TCP_NODELAY on
 its sockets (a test below holds it to that: Nagle's algorithm delayed the first reply of a turn by
@@ -41,7 +41,7 @@ from mineduel.server.config import Config
 from mineduel.server.net import LineProtocol, unsent_bytes
 from mineduel.server.service import ServerHandle, start_server
 from mineduel.server.session import ServerCore, address_key
-from mineduel.server.testing import Harness, oracle_message
+from support.harness import Harness, oracle_message
 from mineduel.shared.wire import protocol
 pytestmark = pytest.mark.reliability  # every test here is part of the adversarial suite
 

@@ -43,7 +43,7 @@ from mineduel.server.client import LineClient, ServerError, connect
 from mineduel.server.config import Config
 from mineduel.server.session import ServerCore
 from mineduel.server.storage import MemoryStorage
-from mineduel.server.testing import RecordingOutbox
+from support.harness import RecordingOutbox
 from mineduel.shared.wire import protocol
 from mineduel.shared.fairness.verify import verify_record
 

@@ -25,7 +25,7 @@ import pytest
 
 from mineduel.server.clock import SteadyClock
 from mineduel.server.storage import SQLiteStorage
-from mineduel.server.testing import Harness, oracle_message
+from support.harness import Harness, oracle_message
 from mineduel.shared.fairness.verify import verify_record
 from support.reliability import record_figure
 

@@ -1682,7 +1682,7 @@ async def test_valid_requests_in_wrong_states_are_refused_and_change_nothing(tmp
 
 # ----- what the fuzzing found in the server (fixed in server/ since; kept as regression tests) ------
 def _harness() -> Any:
-    from mineduel.server.testing import Harness
+    from support.harness import Harness
 
     return Harness()
 

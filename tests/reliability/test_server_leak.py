@@ -5,7 +5,7 @@ are whose), the match's server seed, stream signature and mine salts; always: th
 server seed (only its commitment is public), the opponent's session token and every token hash.
 Everything else a seat receives is public by PROTOCOL.md §5.
 
-Every server is an in-process ``ServerCore`` on ``task.Clock`` (``server/testing.py``'s Harness).
+Every server is an in-process ``ServerCore`` on ``task.Clock`` (``tests/support/harness.py``'s Harness).
 Four kinds of property test, all derandomized and bounded (``reliability.scaled``):
 
 1. **Tour** — a whole room's life per example (waiting, ready, every phase, O4/O5 timeouts and
@@ -53,7 +53,7 @@ from hypothesis import strategies as st
 from mineduel.server import rooms as rooms_module
 from mineduel.server.match import LiveMatch
 from mineduel.server.rooms import Room, Rooms
-from mineduel.server.testing import Client, Harness, oracle_message
+from support.harness import Client, Harness, oracle_message
 from mineduel.shared.fairness import commitments as fairness
 from mineduel.shared.wire import protocol
 from mineduel.shared.rules.bitboard import FULL, NEIGHBOURS, cells

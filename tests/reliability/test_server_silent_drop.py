@@ -35,7 +35,7 @@ from twisted.internet.task import Clock, deferLater
 from mineduel.server.client import LineClient, connect
 from mineduel.server.config import Config
 from mineduel.server.service import start_server
-from mineduel.server.testing import oracle_message
+from support.harness import oracle_message
 from mineduel.shared.wire import protocol
 from mineduel.shared.fairness.verify import verify_record
 

@@ -22,7 +22,7 @@ from mineduel.server.net import LineProtocol
 from mineduel.server.service import start_server
 from mineduel.server.session import PING_SLICES
 from mineduel.server.storage import MemoryStorage, Write
-from mineduel.server.testing import Harness, RecordingOutbox, oracle_message
+from support.harness import Harness, RecordingOutbox, oracle_message
 
 
 def line(**msg) -> bytes:

@@ -20,7 +20,7 @@ from mineduel.server.client import LineClient, ServerError, connect
 from mineduel.server.config import Config
 from mineduel.server.discovery import discover
 from mineduel.server.service import start_server
-from mineduel.server.testing import oracle_message
+from support.harness import oracle_message
 from mineduel.shared.wire import protocol
 from mineduel.shared.fairness.verify import verify_record
 

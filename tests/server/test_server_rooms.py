@@ -1,6 +1,6 @@
 """Room and match logic without sockets or real time (RULES.md §7 O1–O16, §9 R1–R3b).
 
-Every test drives ``ServerCore`` on ``task.Clock`` with a recording outbox (server/testing.py).
+Every test drives ``ServerCore`` on ``task.Clock`` with a recording outbox (tests/support/harness.py).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from mineduel.server.testing import Harness, oracle_message, play_to_score_end
+from support.harness import Harness, oracle_message, play_to_score_end
 from mineduel.shared.fairness import commitments as fairness
 from mineduel.shared.wire import protocol
 from mineduel.shared.rules.engine import Phase
@@ -676,7 +676,7 @@ def test_an_accepted_action_is_stored_before_it_is_acknowledged():
 
 
 def test_oracle_plays_legal_moves():
-    """server/testing.py: the oracle's moves are accepted (used by the score-ending tests)."""
+    """tests/support/harness.py: the oracle's moves are accepted (used by the score-ending tests)."""
     h = Harness()
     first, second = h.start()
     msg = oracle_message(h.match(first).state)

@@ -8,7 +8,7 @@ import time
 from twisted.internet.task import Clock
 
 from mineduel.server.storage import MemoryStorage, SQLiteStorage, Write, check_storage
-from mineduel.server.testing import START, Harness
+from support.harness import START, Harness
 
 
 def _restart(h: Harness, storage, downtime: float, **config) -> Harness:

@@ -24,7 +24,7 @@ from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from mineduel.server.client import LineClient
 from mineduel.server.config import Config
 from mineduel.server.service import start_server
-from mineduel.server.testing import oracle_message
+from support.harness import oracle_message
 from support.wire_scenarios import SCENARIOS, load_golden
 
 GOLDEN = load_golden()

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mineduel.server.testing import Client, Harness, oracle_message, play_to_score_end
+from support.harness import Client, Harness, oracle_message, play_to_score_end
 from mineduel.shared.wire import protocol
 from mineduel.shared.rules.bitboard import cells
 

@@ -1,6 +1,8 @@
-"""Test and benchmark helpers for the server: a recording outbox and scripted clients on ``task.Clock``.
+"""The server's test double: a recording outbox and scripted clients on ``task.Clock``.
 
-No sockets, no real time: ``ServerCore`` is driven directly, the way ``net.py`` drives it.
+No sockets, no real time: ``ServerCore`` is driven directly, the way ``server/net.py`` drives
+it. It lives with the tests, not in the server package, because nothing in production may
+depend on it; ``oracle_message`` reads the server's whole truth, which only a test may do.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from twisted.internet.task import Clock
 from mineduel.server.config import Config
 from mineduel.server.session import ServerCore
 from mineduel.server.storage import MemoryStorage
-from mineduel.shared.wire import protocol
+from mineduel.shared.wire import codec, protocol
+from mineduel.shared.wire.messages import Message
+
 START = 1_700_000_000.0
 
 
@@ -26,8 +30,9 @@ class RecordingOutbox:
         self.lines: dict[int, list[bytes]] = defaultdict(list)
         self.closed: set[int] = set()
 
-    def send(self, peer: int, message: Mapping[str, Any]) -> None:
-        self.lines[peer].append(protocol.encode(message))
+    def send(self, peer: int, message: Message | Mapping[str, Any]) -> None:
+        """A typed message, or (while the server switches its outbox to typed ones) a JSON object."""
+        self.lines[peer].append(codec.encode(message) if isinstance(message, Mapping) else codec.encode_message(message))
 
     def close(self, peer: int) -> None:
         self.closed.add(peer)
