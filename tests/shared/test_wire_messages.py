@@ -100,3 +100,23 @@ def test_hello_checks_the_version_before_its_fields() -> None:
         codec.hello_request({"type": "hello", "protocol": 1, "client": 5}, 1)
     assert caught.value.code == "bad_request"
     assert codec.hello_request({"type": "hello", "protocol": 1, "client": "x", "id": 4}, 1) == m.Hello(1, "x", 4)
+
+
+def test_a_bots_legal_requests_are_the_engines_legal_actions() -> None:
+    """bots.legal_moves from a seat's view alone lists exactly GameState.legal_actions (F4, A1–A5)."""
+    import random
+
+    from mineduel.shared.ai.randomplay import random_legal_action
+    from mineduel.shared.rules.engine import GameState, Variant
+    from mineduel.shared.wire import bots
+
+    for seed in range(40):
+        rng = random.Random(seed)
+        state = GameState(Variant.ONLINE)
+        while not state.over:
+            seat = state.to_move
+            assert seat is not None
+            engine = [(a.type.value, a.cell) for a in state.legal_actions()]
+            assert sorted(engine, key=str) == sorted(((r.type.value, r.cell) for r in bots.legal_moves(state.view(seat))), key=str)
+            assert bots.legal_moves(state.view(1 - seat)) == []
+            state.apply(random_legal_action(state, rng))
