@@ -6,24 +6,48 @@ connection and has an integer id the core uses as its address.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol, cast
 
 from twisted.internet import tcp
 from twisted.internet.interfaces import IAddress, IDelayedCall, IPushProducer, IReactorTime
-from twisted.internet.protocol import Factory, Protocol
+from twisted.internet.protocol import Factory
 from twisted.logger import Logger
 from twisted.protocols.basic import LineOnlyReceiver
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from mineduel.server.session import ServerCore
-from mineduel.shared.wire import protocol
+from mineduel.shared.wire import codec
+from mineduel.shared.wire.messages import ServerMessage
+
 log = Logger(namespace="mineduel.net")
 
+Outgoing = ServerMessage | Mapping[str, Any]
+"""What the core hands its outbox: a typed message (or, while it switches over, a JSON object)."""
 
-def unsent_bytes(transport: Any) -> int:
+
+class Connection(Protocol):
+    """What this adapter uses of a connection's transport (TCP, TLS over TCP, a test's StringTransport)."""
+
+    def write(self, data: bytes) -> None: ...
+    def loseConnection(self) -> None: ...
+    def abortConnection(self) -> None: ...
+    def registerProducer(self, producer: object, streaming: bool) -> None: ...
+    def pauseProducing(self) -> None: ...
+    def resumeProducing(self) -> None: ...
+    def getPeer(self) -> IAddress: ...
+    def getHost(self) -> IAddress: ...
+
+
+def line(message: Outgoing) -> bytes:
+    """One outgoing message as its line."""
+    return codec.encode(message) if isinstance(message, Mapping) else codec.encode_message(message)
+
+
+def unsent_bytes(transport: object) -> int:
     """Bytes Twisted still holds for this connection (its peer has not read them yet)."""
     buffered = getattr(transport, "dataBuffer", b"")
     return len(buffered) - getattr(transport, "offset", 0) + getattr(transport, "_tempDataLen", 0)
@@ -49,19 +73,22 @@ class LineProtocol(LineOnlyReceiver):
         self.tls = False  # set by the listener (ListenerFactory): invite links say mineduels://
         self.pin: str | None = None
 
+    @property
+    def conn(self) -> Connection:
+        """The transport, as the interfaces this adapter uses (``None`` only before ``makeConnection``)."""
+        return cast(Connection, self.transport)
+
     def connectionMade(self) -> None:
         self.MAX_LENGTH = self.factory.core.config.max_line
         self.pid = next(self.factory.ids)
         self.factory.protocols[self.pid] = self
-        self.transport.registerProducer(self, True)
-        try:
-            # Every message is a small write that should leave now: Nagle's algorithm held the
-            # first reply after each turn change for the client's delayed ACK (~40 ms, measured).
-            self.transport.setTcpNoDelay(True)
-        except (AttributeError, OSError):  # not a TCP socket (UNIX endpoint)
-            pass
-        peer = self.transport.getPeer()
-        host = self.transport.getHost()
+        self.conn.registerProducer(self, True)
+        # Every message is a small write that should leave now: Nagle's algorithm held the
+        # first reply after each turn change for the client's delayed ACK (~40 ms, measured).
+        with contextlib.suppress(AttributeError, OSError):  # not a TCP socket (UNIX endpoint, a test transport)
+            self.transport.setTcpNoDelay(True)  # type: ignore[union-attr]
+        peer = self.conn.getPeer()
+        host = self.conn.getHost()
         self.factory.core.connection_made(
             self.pid, getattr(peer, "host", "?"), getattr(host, "host", "127.0.0.1"), getattr(host, "port", 0),
             tls=self.tls, pin=self.pin,
@@ -83,7 +110,7 @@ class LineProtocol(LineOnlyReceiver):
     # IPushProducer: our output to this peer
     def pauseProducing(self) -> None:
         """The peer is not reading: read nothing more from it, and give it ``send_stall`` seconds."""
-        self.transport.pauseProducing()
+        self.conn.pauseProducing()
         if self.stalled is None:
             self.stalled = self.factory.clock.callLater(self.factory.core.config.send_stall, self._stall_expired)
 
@@ -92,7 +119,7 @@ class LineProtocol(LineOnlyReceiver):
             self.stalled.cancel()
         self.stalled = None
         if not self.cut:
-            self.transport.resumeProducing()
+            self.conn.resumeProducing()
 
     def stopProducing(self) -> None:
         """The connection is going away; ``connectionLost`` cleans up."""
@@ -108,7 +135,7 @@ class LineProtocol(LineOnlyReceiver):
         self.cut = True
         log.info("connection_cut peer={peer} reason={reason} detail={detail} unsent={unsent}",
                  peer=self.pid, reason=reason, detail=detail, unsent=unsent_bytes(self.transport))
-        self.transport.abortConnection()
+        self.conn.abortConnection()
 
     def wrote(self) -> None:
         """After each write: a peer with too much unread output is cut at once."""
@@ -116,14 +143,14 @@ class LineProtocol(LineOnlyReceiver):
             self.cut_off("unread_output", f"over {self.factory.core.config.max_unsent} bytes unread")
 
 
-def write_now(transport: Any, data: bytes) -> None:
+def write_now(transport: Connection, data: bytes) -> None:
     """Send at once when nothing is queued, else queue behind what is.
 
     Twisted queues every write and sends it on the next poll, which costs two ``epoll_ctl`` calls
     and a write event per connection per turn (measured: about a tenth of the server's time at
     saturation). Nearly always the socket takes a whole message at once: then it goes now.
     """
-    if not isinstance(transport, tcp.Connection):
+    if not isinstance(cast(object, transport), tcp.Connection):
         # A TLS transport forwards unknown attributes to the TCP connection beneath it: its
         # ``socket`` would put plaintext on the wire. Only a plain TCP connection takes the shortcut.
         transport.write(data)
@@ -149,7 +176,7 @@ def write_now(transport: Any, data: bytes) -> None:
         transport.write(data[sent:])
 
 
-class ListenerFactory(Factory):
+class ListenerFactory(Factory[LineProtocol]):
     """One listening endpoint's view of the shared :class:`ServerFactory`: it tags each
     connection with what it came in on (TLS and the certificate pin, for invite links)."""
 
@@ -158,18 +185,15 @@ class ListenerFactory(Factory):
         self.tls = tls
         self.pin = pin
 
-    def buildProtocol(self, addr: IAddress) -> Protocol | None:
+    def buildProtocol(self, addr: IAddress | None) -> LineProtocol:
         proto = self.shared.buildProtocol(addr)
-        if isinstance(proto, LineProtocol):
-            proto.tls = self.tls
-            proto.pin = self.pin
+        proto.tls = self.tls
+        proto.pin = self.pin
         return proto
 
 
-class ServerFactory(Factory):
+class ServerFactory(Factory[LineProtocol]):
     """Builds :class:`LineProtocol`s and is the core's outbox."""
-
-    protocol = LineProtocol
 
     def __init__(self, clock: IReactorTime | None = None) -> None:
         self.core: ServerCore = None  # type: ignore[assignment]  # set by service.py
@@ -178,17 +202,22 @@ class ServerFactory(Factory):
         if clock is None:
             from twisted.internet import reactor
 
-            clock = reactor  # type: ignore[assignment]
-        self.clock: IReactorTime = clock  # type: ignore[assignment]
+            clock = reactor
+        self.clock: IReactorTime = clock
+
+    def buildProtocol(self, addr: IAddress | None) -> LineProtocol:
+        proto = LineProtocol()
+        proto.factory = self
+        return proto
 
     # Outbox
-    def send(self, peer: int, message: Mapping[str, Any]) -> None:
+    def send(self, peer: int, message: Outgoing) -> None:
         proto = self.protocols.get(peer)
         if proto is not None and proto.transport is not None and not proto.cut:
-            write_now(proto.transport, protocol.encode(message))
+            write_now(proto.conn, line(message))
             proto.wrote()
 
-    def send_all(self, items: Sequence[tuple[int, Mapping[str, Any] | None]]) -> None:
+    def send_all(self, items: Sequence[tuple[int, Outgoing | None]]) -> None:
         """Messages (``None``: close) in order: one write per connection, closes after its data."""
         lines: dict[int, list[bytes]] = {}
         closing: list[int] = []
@@ -196,11 +225,11 @@ class ServerFactory(Factory):
             if message is None:
                 closing.append(peer)
             else:
-                lines.setdefault(peer, []).append(protocol.encode(message))
+                lines.setdefault(peer, []).append(line(message))
         for peer, chunks in lines.items():
             proto = self.protocols.get(peer)
             if proto is not None and proto.transport is not None and not proto.cut:
-                write_now(proto.transport, b"".join(chunks))
+                write_now(proto.conn, b"".join(chunks))
                 proto.wrote()
         for peer in closing:
             self.close(peer)
@@ -209,7 +238,7 @@ class ServerFactory(Factory):
         """Close after our last bytes; a peer that never reads them is cut after ``close_timeout``."""
         proto = self.protocols.get(peer)
         if proto is not None and proto.transport is not None and not proto.cut:
-            proto.transport.loseConnection()
+            proto.conn.loseConnection()
             if unsent_bytes(proto.transport):
                 self.clock.callLater(self.core.config.close_timeout, self._cut_if_open, proto)
 
