@@ -43,6 +43,7 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
 from mineduel.server.storage import Storage, Write
+from mineduel.shared.wire.messages import ServerMessage
 
 if TYPE_CHECKING:
     from twisted.python.failure import Failure
@@ -54,7 +55,19 @@ SLOW_COMMIT = 0.05
 
 
 class Outbox(Protocol):
-    """Where messages go: the Twisted factory in production, a recorder in tests."""
+    """Where typed messages go: the commit queue (for the room logic), then the transport's
+    edge (the Twisted factory in production, a recorder in tests), which encodes each one once
+    with :func:`~mineduel.shared.wire.codec.encode_message`."""
+
+    def send(self, peer: int, message: ServerMessage) -> None: ...
+
+    def close(self, peer: int) -> None: ...
+
+
+class WireOutbox(Protocol):
+    """Transitional: an edge that still takes each message's JSON object and encodes it itself
+    (``protocol.encode``: the same bytes). An edge that takes typed messages says so with a
+    true ``takes_messages`` attribute."""
 
     def send(self, peer: int, message: Mapping[str, Any]) -> None: ...
 
@@ -82,7 +95,7 @@ class Held:
     """A message (``None``: close the connection) waiting for its batch's commit."""
 
     peer: int
-    message: Mapping[str, Any] | None
+    message: ServerMessage | None
     request: Request | None
 
 
@@ -197,7 +210,7 @@ class CommitQueue:
         *,
         storage: Storage,
         clock: IReactorTime,
-        outbox: Outbox,
+        outbox: Outbox | WireOutbox,
         on_failure: Callable[[Batch], None] | None = None,
         meta: Callable[[], dict[str, str]] | None = None,
         writer: Writer | None = None,
@@ -205,6 +218,7 @@ class CommitQueue:
         self.storage = storage
         self.clock = clock
         self.outbox = outbox
+        self._typed = bool(getattr(outbox, "takes_messages", False))  # else: hand it ``wire()`` objects
         self.on_failure = on_failure
         self.meta = meta  # written with every commit (the server clock)
         self.writer = writer  # None: commit on the loop's thread (tests, ":memory:")
@@ -273,20 +287,20 @@ class CommitQueue:
         return self.batch
 
     # ----- output (the Outbox interface) -------------------------------------------------------
-    def send(self, peer: int, message: Mapping[str, Any]) -> None:
+    def send(self, peer: int, message: ServerMessage) -> None:
         if self.batch or self.inflight is not None or self.batch.held:
             self._hold(peer, message)
         else:
-            self.outbox.send(peer, message)
+            self.outbox.send(peer, message if self._typed else message.wire())  # type: ignore[arg-type]
 
-    def send_now(self, peer: int, message: Mapping[str, Any]) -> None:
+    def send_now(self, peer: int, message: ServerMessage) -> None:
         """A message that shows no game state (``ping``, ``pong``, ``welcome``): it waits only
         behind messages already held for the same connection, never for a commit."""
         inflight = self.inflight
         if peer in self.batch.held_peers or (inflight is not None and peer in inflight.held_peers):
             self._hold(peer, message)
         else:
-            self.outbox.send(peer, message)
+            self.outbox.send(peer, message if self._typed else message.wire())  # type: ignore[arg-type]
 
     def close(self, peer: int) -> None:
         if self.batch or self.inflight is not None or self.batch.held:
@@ -294,22 +308,26 @@ class CommitQueue:
         else:
             self.outbox.close(peer)
 
-    def _hold(self, peer: int, message: Mapping[str, Any] | None) -> None:
+    def _hold(self, peer: int, message: ServerMessage | None) -> None:
         self.batch.held.append(Held(peer, message, self.request))
         self.batch.held_peers.add(peer)
 
     def deliver(self, held: list[Held]) -> None:
         """Send held messages now, in order (also used by ``on_failure`` for the ones it keeps)."""
         out = self.outbox
+        typed = self._typed
         send_all = getattr(out, "send_all", None)
         if send_all is not None:  # the Twisted factory: one write per connection
-            send_all([(item.peer, item.message) for item in held])
+            if typed:
+                send_all([(item.peer, item.message) for item in held])
+            else:
+                send_all([(item.peer, None if item.message is None else item.message.wire()) for item in held])
             return
         for item in held:
             if item.message is None:
                 out.close(item.peer)
             else:
-                out.send(item.peer, item.message)
+                out.send(item.peer, item.message if typed else item.message.wire())  # type: ignore[arg-type]
 
     # ----- committing ---------------------------------------------------------------------------------
     def flush(self, *, wait: bool = False) -> bool:
@@ -415,4 +433,4 @@ def _failure_of(error: BaseException) -> Failure:
     return Failure(error, type(error), error.__traceback__)
 
 
-__all__ = ["Batch", "CommitQueue", "Held", "Outbox", "Request", "Storable", "ThreadedWriter", "Writer"]
+__all__ = ["Batch", "CommitQueue", "Held", "Outbox", "Request", "Storable", "ThreadedWriter", "WireOutbox", "Writer"]

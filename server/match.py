@@ -1,7 +1,7 @@
 """One ONLINE match on the server: the rules engine plus provable fairness and its record.
 
 No clock, no sockets, no storage: times arrive as arguments and entropy as a ``randbytes``
-function, so the room logic (``rooms.py``) decides *when* things happen and this module only
+function, so the room logic (``room.py``) decides *when* things happen and this module only
 what they do. Every accepted step becomes a record action (RECORD.md); plants are committed
 (R3b) as they happen; every random choice comes from the match's :class:`FairStream` (R1, R2).
 """
@@ -26,7 +26,8 @@ from mineduel.shared.rules.engine import (
     Variant,
 )
 from mineduel.shared.fairness.record import FORMAT, action_json, result_json
-from mineduel.shared.rules.events import restarts_deadline
+from mineduel.shared.rules.events import restarts_deadline, shows_cell
+from mineduel.shared.wire.messages import SeenAction
 
 RandBytes = Callable[[int], bytes]
 
@@ -54,6 +55,22 @@ _NO_CELL = 0xFF
 _HASH = 32  # bytes of a SHA3-256 digest: a mine commitment or a transcript hash
 _PLANT_BYTES = 2 * _HASH + fairness.SALT_BYTES
 assert len(_KINDS) <= _KIND_MASK
+
+
+_CELL_PAIRS = tuple((cell // COLS, cell % COLS) for cell in range(CELLS))
+"""``[row, col]`` of every cell, shared by every event shown (a tuple is the same JSON array)."""
+
+
+def seen_entry(entry: dict[str, Any], seq: int, me: int) -> SeenAction:  # a record entry kept verbatim
+    """A record entry kept verbatim (see ``MatchHistory.restore``) as seat ``me`` may see it."""
+    kind = ActionType(entry["type"])  # read from stored JSON: the one place a kind is parsed
+    shown = "cell" in entry and shows_cell(kind, entry["seat"], me)
+    plant = kind is ActionType.PLANT
+    return SeenAction(
+        seq, "me" if entry["seat"] == me else "opponent", entry["type"], entry["cell"] if shown else None,
+        entry["at"], bool(entry.get("auto")), entry["commitment"] if plant else None,
+        entry["transcript"] if plant else None,
+    )
 
 
 def _identical(a: Any, b: Any) -> bool:
@@ -132,6 +149,27 @@ class MatchHistory(Sequence[dict[str, Any]]):
             entry["commitment"] = self._plants[start : start + _HASH].hex()
             entry["transcript"] = self._plants[start + _HASH : start + 2 * _HASH].hex()
         return entry
+
+    def seen(self, i: int, me: int) -> SeenAction:
+        """Action ``i`` as seat ``me`` may see it (``state.events``): the opponent's plant has no
+        cell (V2, ``shows_cell``). Built from the packed bytes, without the entry dict."""
+        code = self._codes[2 * i]
+        if code == _ODD:
+            assert self._odd is not None
+            return seen_entry(self._odd[i], i, me)
+        kind = code & _KIND_MASK
+        seat = 1 if code & _SEAT1 else 0
+        cell = self._codes[2 * i + 1]
+        commitment = transcript = None
+        if kind == _PLANT:
+            start = _PLANT_BYTES * bisect_left(self._plant_seq, i)
+            commitment = self._plants[start : start + _HASH].hex()
+            transcript = self._plants[start + _HASH : start + 2 * _HASH].hex()
+        return SeenAction(
+            i, "me" if seat == me else "opponent", _KIND_NAMES[kind],
+            _CELL_PAIRS[cell] if cell != _NO_CELL and shows_cell(_KINDS[kind], seat, me) else None,
+            self._at[i], bool(code & _AUTO), commitment, transcript,
+        )
 
     @property
     def plants(self) -> int:
@@ -226,7 +264,7 @@ class MatchHistory(Sequence[dict[str, Any]]):
 
 @dataclass
 class LiveMatch:
-    """The server's whole truth about one match; only ``rooms.py`` may show parts of it."""
+    """The server's whole truth about one match; only ``presenter.py`` may show parts of it."""
 
     id: str
     number: int  # R1 match nonce: 1 for the room's first match, then 2, 3, ...

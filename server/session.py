@@ -25,10 +25,21 @@ from twisted.logger import Logger
 from mineduel.server.commits import Batch, CommitQueue, Outbox, Writer
 from mineduel.server.config import Config
 from mineduel.server.match import RandBytes
-from mineduel.server.rooms import PeerInfo, Rooms
+from mineduel.server.commits import WireOutbox
+from mineduel.server.lobby import PeerInfo
+from mineduel.server.rooms import Rooms
 from mineduel.server.storage import Storage
-from mineduel.shared.wire import protocol
-from mineduel.shared.wire.protocol import ClientType, ErrorCode, ProtocolError, ServerType
+from mineduel.shared.wire import messages as m
+from mineduel.shared.wire.codec import (
+    ProtocolError,
+    decode,
+    hello_request,
+    parse_request,
+    request_id,
+    request_kind,
+    room_code,
+)
+from mineduel.shared.wire.names import ACTION_TYPES, PROTOCOL_VERSION, ClientType, ErrorCode
 
 log = Logger(namespace="mineduel.session")
 
@@ -55,7 +66,7 @@ class AttemptLog:
 
 WRITING_REQUESTS = frozenset({
     ClientType.CREATE, ClientType.JOIN, ClientType.RESUME, ClientType.READY, ClientType.LEAVE,
-    ClientType.RESIGN, ClientType.REMATCH, *protocol.ACTION_TYPES,
+    ClientType.RESIGN, ClientType.REMATCH, *ACTION_TYPES,
 })
 """Requests that store something when accepted: refused at once while storage is failing."""
 
@@ -103,7 +114,7 @@ class ServerCore:
         clock: IReactorTime,
         randbytes: RandBytes,
         storage: Storage,
-        outbox: Outbox,
+        outbox: Outbox | WireOutbox,
         config: Config,
         wall: Callable[[], float] | None = None,
         turns: IReactorTime | None = None,
@@ -186,7 +197,7 @@ class ServerCore:
                 loop.stop()
         self._loops.clear()
         for pid in list(self.conns):
-            self.outbox.send(pid, {"type": ServerType.SERVER_CLOSING.value, "reason": reason})
+            self.outbox.send(pid, m.ServerClosing(reason))
         self.rooms.shutdown()
         for pid, conn in list(self.conns.items()):
             if conn.idle is not None and conn.idle.active():
@@ -208,7 +219,7 @@ class ServerCore:
                 if count >= self.config.max_connections_per_address
                 else "the server is full or closing; try again later"
             )
-            self.outbox.send(pid, protocol.error(ErrorCode.TOO_MANY_CONNECTIONS, why))
+            self.outbox.send(pid, m.Error(ErrorCode.TOO_MANY_CONNECTIONS, why))
             self.outbox.close(pid)
             return False
         self.per_address[key] = count + 1
@@ -251,9 +262,9 @@ class ServerCore:
         conn.idle = None
         log.info("idle_timeout peer={peer} greeted={greeted}", peer=pid, greeted=conn.greeted)
         if conn.greeted:
-            self.outbox.send(pid, protocol.error(ErrorCode.IDLE, f"nothing received for {self.config.idle_timeout:g} s"))
+            self.outbox.send(pid, m.Error(ErrorCode.IDLE, f"nothing received for {self.config.idle_timeout:g} s"))
         else:
-            self.outbox.send(pid, protocol.error(ErrorCode.IDLE, f"no hello within {self.config.idle_timeout:g} s"))
+            self.outbox.send(pid, m.Error(ErrorCode.IDLE, f"no hello within {self.config.idle_timeout:g} s"))
         self._close(pid)
 
     def _ping_slices(self, count: int = 1) -> None:
@@ -274,7 +285,7 @@ class ServerCore:
         self._ping_next = (self._ping_next + 1) % PING_SLICES
         if not chunk:
             return
-        msg = {"type": ServerType.PING.value, "server_time": round(self.rooms.now(), 3)}
+        msg = m.Ping(round(self.rooms.now(), 3))
         for pid in chunk:
             conn = self.conns.get(pid)
             if conn is not None and not conn.closed:
@@ -282,7 +293,7 @@ class ServerCore:
 
     # ----- lines -----------------------------------------------------------------------------------
     def line_too_long(self, pid: int) -> None:
-        self.outbox.send(pid, protocol.error(ErrorCode.LINE_TOO_LONG, f"lines are limited to {self.config.max_line} bytes"))
+        self.outbox.send(pid, m.Error(ErrorCode.LINE_TOO_LONG, f"lines are limited to {self.config.max_line} bytes"))
         self._close(pid)
 
     def line_received(self, pid: int, line: bytes) -> None:
@@ -302,13 +313,13 @@ class ServerCore:
             if conn.strikes > self.config.rate_burst:
                 self._close(pid)  # a flood: stop reading it
                 return
-            self.outbox.send(pid, protocol.error(ErrorCode.RATE_LIMITED, "slow down: too many messages per second"))
+            self.outbox.send(pid, m.Error(ErrorCode.RATE_LIMITED, "slow down: too many messages per second"))
             return
         conn.strikes = 0
-        msg: dict[str, Any] | None = None
+        msg: Mapping[str, Any] | None = None  # the decoded JSON object, read only by the codec and for the error's id
         current = self.commits.begin_request(pid, None, "")
         try:
-            msg = protocol.decode(line)
+            msg = decode(line)
             current.kind = msg["type"]
             current.rid = _echo_id(msg)
             self._dispatch(conn, msg)
@@ -320,12 +331,12 @@ class ServerCore:
                 rid = _echo_id(msg)
             elif exc.code == ErrorCode.BAD_REQUEST:  # a JSON object without a string type: its id is known
                 rid = _echo_id(_object_or_empty(line))
-            self.outbox.send(pid, protocol.error(exc.code, exc.message, rid, request))
+            self.outbox.send(pid, m.Error(exc.code, exc.message, request, rid))
             if exc.code == ErrorCode.UNSUPPORTED_PROTOCOL:
                 self._close(pid)
         except Exception:
             log.failure("request failed peer={peer}", peer=pid)
-            self.outbox.send(pid, protocol.error(ErrorCode.INTERNAL_ERROR, "internal error; nothing changed"))
+            self.outbox.send(pid, m.Error(ErrorCode.INTERNAL_ERROR, "internal error; nothing changed"))
         finally:
             self.commits.end_request()
 
@@ -344,14 +355,14 @@ class ServerCore:
         for request in batch.requests:
             conn = self.conns.get(request.peer)
             if conn is not None and not conn.closed:
-                self.outbox.send(request.peer, protocol.error(
+                self.outbox.send(request.peer, m.Error(
                     ErrorCode.INTERNAL_ERROR, "the server could not store this; nothing changed",
-                    request.rid, request.kind or None,
+                    request.kind or None, request.rid,
                 ))
         for pid in sorted(close):
             conn = self.conns.get(pid)
             if conn is not None and not conn.closed:
-                self.outbox.send(pid, protocol.error(
+                self.outbox.send(pid, m.Error(
                     ErrorCode.INTERNAL_ERROR,
                     "the server could not store a change to your room; reconnect and resume to see it as stored",
                 ))
@@ -395,21 +406,13 @@ class ServerCore:
         self.attempts.setdefault(address, AttemptLog()).times.append(self.clock.seconds())
 
     # ----- dispatch ----------------------------------------------------------------------------------
-    def _dispatch(self, conn: Conn, msg: dict[str, Any]) -> None:
-        kind_name = msg["type"]
-        try:
-            kind = ClientType(kind_name)
-        except ValueError:
-            raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind_name!r}") from None
+    def _dispatch(self, conn: Conn, msg: Mapping[str, Any]) -> None:  # the decoded JSON object, for the codec
+        kind = request_kind(msg)
         pid = conn.info.id
         if kind is ClientType.PONG:
             return
         if kind is ClientType.PING:
-            reply: dict[str, Any] = {"type": ServerType.PONG.value, "server_time": round(self.rooms.now(), 3)}
-            rid = protocol.request_id(msg)
-            if rid is not None:
-                reply["id"] = rid
-            self.commits.send_now(pid, reply)
+            self.commits.send_now(pid, m.Pong(round(self.rooms.now(), 3), request_id(msg)))
             return
         if kind is ClientType.HELLO:
             self._hello(conn, msg)
@@ -419,16 +422,18 @@ class ServerCore:
         if kind is ClientType.BYE:
             self._close(pid)
             return
-        rid = protocol.request_id(msg)
+        rid = request_id(msg)
         if kind in WRITING_REQUESTS and not self.commits.healthy:
             raise ProtocolError(
                 ErrorCode.STORAGE_UNAVAILABLE,
                 "the server cannot store anything right now (its database is failing); nothing changed, try again later",
             )
+        req = parse_request(kind, msg)
         rooms = self.rooms
-        if kind is ClientType.CREATE:
-            name = protocol.player_name(msg)
-            seed = protocol.client_seed(msg)
+        if isinstance(req, m.MatchAction):
+            self.outbox.send(pid, m.Ok(kind.value, rid, rooms.act(pid, req)))
+            return
+        if isinstance(req, m.CreateRoom):
             key = address_key(conn.info.address)
             waiting = self._open_rooms_of(key)
             if len(waiting) >= self.config.max_open_rooms_per_address:
@@ -436,96 +441,50 @@ class ServerCore:
                     ErrorCode.TOO_MANY_ROOMS,
                     f"your address already has {len(waiting)} rooms waiting for an opponent; join or leave one first",
                 )
-            rooms.create(pid, name=name, seed=seed, rid=rid)
+            rooms.create(pid, req)
             seated = rooms.peer_seat.get(pid)
             if seated is not None:
                 waiting.append(seated[0].code)
                 self.open_rooms[key] = waiting
             return
-        if kind in (ClientType.PEEK, ClientType.JOIN, ClientType.RESUME):
-            code_value = msg.get("room")
-            # Only join has a name and a seed; unknown fields of peek and resume are ignored (§1).
-            name = protocol.player_name(msg) if kind is ClientType.JOIN else ""
-            seed = protocol.client_seed(msg) if kind is ClientType.JOIN else None
-            tok = protocol.token(msg.get("token")) if kind is ClientType.RESUME else None
+        if isinstance(req, (m.Peek, m.Join, m.Resume)):
             with self._guess(conn, ErrorCode.ROOM_NOT_FOUND, ErrorCode.BAD_TOKEN):
-                code = protocol.room_code(code_value)
-                if kind is ClientType.PEEK:
+                code = room_code(req.room)
+                if isinstance(req, m.Peek):
                     rooms.peek(pid, code, rid)
-                elif kind is ClientType.JOIN:
-                    rooms.join(pid, code, name=name, seed=seed, rid=rid)
+                elif isinstance(req, m.Join):
+                    rooms.join(pid, code, req)
                 else:
-                    assert tok is not None
-                    rooms.resume(pid, code, tok, rid)
+                    rooms.resume(pid, code, req)
             return
-        if kind is ClientType.READY:
-            ready = msg.get("ready", True)
-            if not isinstance(ready, bool):
-                raise protocol.bad("'ready' must be true or false")
-            rooms.ready(pid, ready=ready, seed=protocol.client_seed(msg))
-        elif kind is ClientType.LEAVE:
-            rooms.leave(pid)
-        elif kind in protocol.ACTION_TYPES:
-            cell = protocol.cell(msg) if kind in protocol.CELL_TYPES else None
-            mid = protocol.match_id(msg["match_id"]) if msg.get("match_id") is not None else None
-            seq = protocol.optional_seq(msg)
-            new_seq = rooms.act(pid, kind.value, cell, match_id=mid, seq=seq)
-            self._ok(pid, kind, rid, seq=new_seq)
-            return
-        elif kind is ClientType.RESIGN:
-            mid = protocol.match_id(msg["match_id"]) if msg.get("match_id") is not None else None
-            new_seq = rooms.resign(pid, match_id=mid)
-            self._ok(pid, kind, rid, seq=new_seq)
-            return
-        elif kind is ClientType.REMATCH:
-            rooms.rematch(pid, seed=protocol.client_seed(msg))
-        elif kind is ClientType.GET_RECORD:
+        if isinstance(req, m.GetRecord):
             # Match ids can be guessed like room codes: misses count against the same limit.
-            mid = protocol.match_id(msg.get("match_id"))
             with self._guess(conn, ErrorCode.NOT_FOUND, ErrorCode.NOT_FINISHED):
-                rooms.get_record(pid, mid, rid)
+                rooms.get_record(pid, req)
             return
-        self._ok(pid, kind, rid)
+        if isinstance(req, m.Resign):
+            self.outbox.send(pid, m.Ok(kind.value, rid, rooms.resign(pid, req)))
+            return
+        if isinstance(req, m.Ready):
+            rooms.ready(pid, req)
+        elif isinstance(req, m.Leave):
+            rooms.leave(pid)
+        elif isinstance(req, m.Rematch):
+            rooms.rematch(pid, req)
+        self.outbox.send(pid, m.Ok(kind.value, rid))
 
-    def _ok(self, pid: int, kind: ClientType, rid: Any, **extra: Any) -> None:
-        reply: dict[str, Any] = {"type": ServerType.OK.value, "request": kind.value}
-        if rid is not None:
-            reply["id"] = rid
-        reply.update(extra)
-        self.outbox.send(pid, reply)
-
-    def _hello(self, conn: Conn, msg: Mapping[str, Any]) -> None:
+    def _hello(self, conn: Conn, msg: Mapping[str, Any]) -> None:  # the decoded JSON object, for the codec
         if conn.greeted:
             raise ProtocolError(ErrorCode.ALREADY_GREETED, "hello was already received")
-        version = msg.get("protocol")
-        if version != protocol.PROTOCOL_VERSION or isinstance(version, bool):  # check 5 before the fields (6)
-            raise ProtocolError(
-                ErrorCode.UNSUPPORTED_PROTOCOL,
-                f"this server speaks protocol {protocol.PROTOCOL_VERSION} only, not {version!r}",
-            )
-        client = msg.get("client", "")
-        if not isinstance(client, str) or len(client) > 64:
-            raise protocol.bad("'client' must be a string of at most 64 characters")
-        rid = protocol.request_id(msg)  # a refused hello greets nobody
+        hello = hello_request(msg, PROTOCOL_VERSION)  # check 5 before the fields (6); a refused hello greets nobody
         conn.greeted = True
-        conn.client = client
+        conn.client = hello.client
         if conn.idle is not None and conn.idle.active():
             conn.idle.reset(self.config.idle_timeout)
-        log.info("hello peer={peer} client={client!r}", peer=conn.info.id, client=client)
-        welcome: dict[str, Any] = {
-            "type": ServerType.WELCOME.value,
-            "protocol": protocol.PROTOCOL_VERSION,
-            "server": {"name": self.config.name, "version": self.config.version},
-            "server_time": round(self.rooms.now(), 3),
-            "limits": {
-                "max_line": self.config.max_line,
-                "messages_per_second": self.config.rate_per_second,
-                "burst": self.config.rate_burst,
-                "ping_interval": self.config.ping_interval,
-                "idle_timeout": self.config.idle_timeout,
-            },
-            "rules": {"turn_seconds": self.config.turn_seconds, "grace_seconds": self.config.grace_seconds},
-        }
-        if rid is not None:
-            welcome["id"] = rid
-        self.commits.send_now(conn.info.id, welcome)
+        log.info("hello peer={peer} client={client!r}", peer=conn.info.id, client=hello.client)
+        config = self.config
+        self.commits.send_now(conn.info.id, m.Welcome(
+            PROTOCOL_VERSION, config.name, config.version, round(self.rooms.now(), 3), config.max_line,
+            config.rate_per_second, config.rate_burst, config.ping_interval, config.idle_timeout,
+            config.turn_seconds, config.grace_seconds, hello.id,
+        ))

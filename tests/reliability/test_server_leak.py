@@ -37,6 +37,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import dataclasses
 import random
 import re
 from collections import defaultdict
@@ -50,15 +51,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import Phase as Stage
 from hypothesis import strategies as st
 
-from mineduel.server import rooms as rooms_module
-from mineduel.server.match import LiveMatch
+from mineduel.server import presenter
+from mineduel.server.match import LiveMatch, MatchHistory
 from mineduel.server.rooms import Room, Rooms
 from support.harness import Client, Harness, oracle_message
 from mineduel.shared.fairness import commitments as fairness
 from mineduel.shared.wire import protocol
 from mineduel.shared.rules.bitboard import FULL, NEIGHBOURS, cells
 from mineduel.shared.rules.engine import ActionType, GameState, Phase
-from mineduel.shared.wire.protocol import ErrorCode, ProtocolError, ServerType
+from mineduel.shared.wire.codec import ProtocolError
+from mineduel.shared.wire.protocol import ErrorCode, ServerType
 from support.reliability import record_figure, scaled
 from support.strategies import REAL_CODE, resolve_guess, stranger_requests
 
@@ -1618,15 +1620,16 @@ def test_a_stranger_with_guesses_learns_nothing_of_a_running_match(seed: int, gu
 
 # ----- 5. the audit itself can fail: planted leaks are found ------------------------------------------------
 def _leaky_event_json(monkeypatch: pytest.MonkeyPatch) -> None:
-    original = rooms_module.event_json
+    original = MatchHistory.seen
 
-    def event_json(entry: dict[str, Any], seq: int, me: int) -> dict[str, Any]:
-        out = original(entry, seq, me)
+    def seen(self: MatchHistory, i: int, me: int) -> Any:
+        out = original(self, i, me)
+        entry = self[i]
         if "cell" in entry:
-            out["cell"] = entry["cell"]  # the opponent's plant too (R3b broken)
+            out = dataclasses.replace(out, cell=entry["cell"])  # the opponent's plant too (R3b broken)
         return out
 
-    monkeypatch.setattr(rooms_module, "event_json", event_json)
+    monkeypatch.setattr(MatchHistory, "seen", seen)
 
 
 def _overlap_counted_twice(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1650,40 +1653,51 @@ def _overlap_timing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(LiveMatch, "apply", apply)
 
 
+class _WithExtra:
+    """A planted leak: a typed message written with keys it does not have."""
+
+    def __init__(self, message: Any, **extra: Any) -> None:
+        self.message, self.extra = message, extra
+
+    def wire(self) -> dict[str, Any]:
+        return {**self.message.wire(), **self.extra}
+
+
 def _next_seed_in_room(monkeypatch: pytest.MonkeyPatch) -> None:
-    original = Rooms._room_message
-    monkeypatch.setattr(Rooms, "_room_message", lambda self, room, seat: {**original(self, room, seat), "seed": room.next_seed})
+    original = presenter.room
+    monkeypatch.setattr(presenter, "room", lambda room, seat, env: _WithExtra(original(room, seat, env), seed=room.next_seed))
 
 
 def _token_hash_in_room(monkeypatch: pytest.MonkeyPatch) -> None:
-    original = Rooms._seat_json
+    original = presenter.seat_info
 
-    def seat_json(self: Rooms, seat: Any, now: float) -> Any:
-        out = original(self, seat, now)
-        return out if out is None else {**out, "name": seat.token_hash}  # hidden in an allowed field
+    def seat_info(seat: Any, now: float) -> Any:
+        out = original(seat, now)
+        return out if out is None else dataclasses.replace(out, name=seat.token_hash)  # hidden in an allowed field
 
-    monkeypatch.setattr(Rooms, "_seat_json", seat_json)
+    monkeypatch.setattr(presenter, "seat_info", seat_info)
 
 
 def _signature_as_commitment(monkeypatch: pytest.MonkeyPatch) -> None:
-    original = Rooms._match_start_message
+    original = presenter.match_start
 
-    def match_start(self: Rooms, room: Room, me: int) -> dict[str, Any]:
+    def match_start(room: Room, me: int) -> Any:
         assert room.match is not None
-        return {**original(self, room, me), "commitment": room.match.signature}  # R1 broken
+        return dataclasses.replace(original(room, me), commitment=room.match.signature)  # R1 broken
 
-    monkeypatch.setattr(Rooms, "_match_start_message", match_start)
+    monkeypatch.setattr(presenter, "match_start", match_start)
 
 
 def _refusal_hints(monkeypatch: pytest.MonkeyPatch) -> None:
     original = Rooms.act
 
-    def act(self: Rooms, peer: int, kind: str, cell: int | None, *, match_id: str | None, seq: int | None) -> int:
+    def act(self: Rooms, peer: int, req: Any) -> int:
         try:
-            return original(self, peer, kind, cell, match_id=match_id, seq=seq)
+            return original(self, peer, req)
         except ProtocolError as exc:
-            match = self.seated(peer)[0].match
+            match = self.peer_seat[peer][0].match
             mover = match.state.to_move if match is not None else None
+            cell = req.cell
             if exc.code == "not_your_turn" and cell is not None and mover is not None and match.state.mines[mover] >> cell & 1:  # type: ignore[union-attr]
                 raise ProtocolError(exc.code, exc.message + ".") from None  # one dot more on a hidden mine
             raise

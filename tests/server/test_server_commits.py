@@ -23,6 +23,7 @@ from mineduel.server.service import start_server
 from mineduel.server.session import PING_SLICES
 from mineduel.server.storage import MemoryStorage, Write
 from support.harness import Harness, RecordingOutbox, oracle_message
+from mineduel.shared.wire.messages import Ok, Pong
 
 
 def line(**msg) -> bytes:
@@ -129,12 +130,12 @@ def test_a_failed_commit_hands_the_batch_over_and_sends_nothing():
     failed = []
     queue = CommitQueue(storage=storage, clock=task.Clock(), outbox=out, on_failure=failed.append)
     queue.stage_meta("k", "v")
-    queue.send(1, {"type": "ok"})
+    queue.send(1, Ok("ready"))
     storage.fail_next = True
     assert queue.flush() is False
-    assert not out.lines and len(failed) == 1 and failed[0].held[0].message == {"type": "ok"}
+    assert not out.lines and len(failed) == 1 and failed[0].held[0].message == Ok("ready")
     assert storage.meta("k") is None
-    queue.send(1, {"type": "pong"})  # the next batch starts empty: direct
+    queue.send(1, Pong(1.0))  # the next batch starts empty: direct
     assert len(out.lines[1]) == 1
 
 
@@ -440,12 +441,12 @@ def test_a_room_does_not_keep_its_ended_match_record_in_memory():
     first, second = h.start()
     first.send(type="resign")
     room = h.rooms.rooms[first.room]
-    assert room.match.over and room.final_record is None
+    assert room.match.over and not any(isinstance(v, dict) for v in vars(room).values())
     assert first.last("match_end")["record"]["match_id"] == room.match.id
     again = h.connect("10.0.0.1")
     again.send(type="resume", room=first.room, token=first.token)
     assert again.last("match_end")["record"] == first.last("match_end")["record"]
-    assert room.final_record is None
+    assert not any(isinstance(v, dict) for v in vars(room).values())
 
 
 def _stored_match(h: Harness, code: str):

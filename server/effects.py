@@ -1,0 +1,112 @@
+"""What a room operation wants done, as data: the shape of boardgame.io's master.
+
+Room and lobby operations (``room.py``, ``lobby.py``) change only their own objects and
+*return* an :class:`Effects`: the messages to send (in order, per connection), the rows to
+stage for the group commit, which rooms' timers to re-arm and who sat where before the first
+change (to undo a failed commit). They never touch the outbox, the storage or the clock; the
+shell (``rooms.py``, :class:`~mineduel.server.rooms.Rooms`) performs the effects. So every rule
+is a plain function of the room and an :class:`Env`, and one place decides when things hit the
+disk and the wire.
+
+An operation that refuses raises :class:`~mineduel.shared.wire.codec.ProtocolError` before it
+changes anything, so a refusal has no effects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mineduel.server.config import Config
+from mineduel.shared.wire.messages import ServerMessage
+
+if TYPE_CHECKING:
+    from mineduel.server.room import Room
+
+RandBytes = Callable[[int], bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class Env:
+    """The moment an operation runs in: the server clock, Unix time, entropy and the config.
+
+    Read once by the shell, so an operation sees one time throughout (and tests pass any).
+    """
+
+    now: float
+    wall: float
+    randbytes: RandBytes
+    config: Config
+
+
+@dataclass(frozen=True, slots=True)
+class StoreRoom:
+    """Stage the room as it will be at the commit (``room`` ``None``: delete it)."""
+
+    code: str
+    room: Room | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreActions:
+    """Stage new record rows of a match (``LiveMatch.stored_rows``) from ``first_seq`` on."""
+
+    match_id: str
+    first_seq: int
+    rows: list[dict[str, Any]]  # storage rows: record JSON plus salts and clock state
+
+
+@dataclass(frozen=True, slots=True)
+class DropActions:
+    """Forget a match's stored actions (a rematch replaced it, or its room went)."""
+
+    match_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoreResult:
+    """Stage a finished match's record (kept ``result_ttl``, served by ``get_record``)."""
+
+    match_id: str
+    room: str
+    ended: float
+    record: str  # the record's JSON text
+
+
+Write = StoreRoom | StoreActions | DropActions | StoreResult
+
+
+@dataclass(slots=True)
+class Effects:
+    """Everything one operation asks the shell to do, in the order it must happen."""
+
+    out: list[tuple[int, ServerMessage | None]] = field(default_factory=list)  # None: close
+    writes: list[Write] = field(default_factory=list)
+    arm: dict[int, tuple[Room, float | None]] = field(default_factory=dict)  # id(room) -> (room, not before)
+    # Per room code, who sat where before the operation first changed the room (see
+    # ``Persistence.reload_after_failure``): seat id -> connection.
+    touched: dict[str, dict[int, int | None]] = field(default_factory=dict)
+
+    def send(self, peer: int, message: ServerMessage) -> None:
+        self.out.append((peer, message))
+
+    def close(self, peer: int) -> None:
+        self.out.append((peer, None))
+
+    def touch(self, room: Room) -> None:
+        """Note who sits in ``room`` before this operation changes it."""
+        if room.code not in self.touched:
+            self.touched[room.code] = {s.sid: s.peer for s in room.seats}
+
+    def rearm(self, room: Room, not_before: float | None = None) -> None:
+        """Keep ``room``'s timer at its next deadline once the effects are performed."""
+        self.arm[id(room)] = (room, not_before)
+
+    def extend(self, later: Effects) -> None:
+        """Append a later operation's effects (performed as if one after the other)."""
+        self.out += later.out
+        self.writes += later.writes
+        self.arm.update(later.arm)
+        for code, noted in later.touched.items():
+            self.touched.setdefault(code, noted)

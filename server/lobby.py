@@ -1,0 +1,189 @@
+"""The lobby: every room by code, who sits where, new rooms and seats, tokens and codes (O1, O15, O16).
+
+In-memory bookkeeping and the requests that find or make a seat (create, peek, join, resume);
+like a room's operations they return :class:`~mineduel.server.effects.Effects` and never touch
+the outbox, the storage or the clock. Rooms still waiting to be restored after a restart are
+named in :attr:`Lobby.pending`; the shell restores one before a request looks it up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass
+
+from twisted.logger import Logger
+
+from mineduel.server import presenter
+from mineduel.server.effects import Effects, Env, StoreRoom
+from mineduel.server.room import Room, Seat
+from mineduel.shared.wire import messages as m
+from mineduel.shared.wire.codec import ProtocolError
+from mineduel.shared.wire.names import DEFAULT_PORT, ROOM_CODE_ALPHABET, ROOM_CODE_LENGTH, ErrorCode
+
+log = Logger(namespace="mineduel.rooms")
+
+
+@dataclass
+class PeerInfo:
+    """One connection as the room logic sees it."""
+
+    id: int
+    address: str  # the remote IP (limits)
+    host: str = "127.0.0.1"  # the local address the client dialled (invite links)
+    port: int = DEFAULT_PORT
+    tls: bool = False  # came in over TLS: invite links are mineduels:// (with the certificate pin)
+    pin: str | None = None
+
+
+def hash_token(token: str) -> str:
+    """O16: only SHA-256 of a session token is ever stored."""
+    return hashlib.sha256(token.encode("ascii")).hexdigest()
+
+
+class Lobby:
+    """Every room of one server process by code, and the seat each connection holds."""
+
+    def __init__(self) -> None:
+        self.rooms: dict[str, Room] = {}
+        self.peers: dict[int, PeerInfo] = {}
+        self.peer_seat: dict[int, tuple[Room, Seat]] = {}
+        self.pending: set[str] = set()  # stored rooms not restored yet
+
+    # ----- lookups ------------------------------------------------------------------------------
+    def room(self, code: str) -> Room:
+        room = self.rooms.get(code)
+        if room is None:
+            raise ProtocolError(ErrorCode.ROOM_NOT_FOUND, f"no room {code}")
+        return room
+
+    def seated(self, peer: int) -> tuple[Room, Seat]:
+        found = self.peer_seat.get(peer)
+        if found is None:
+            raise ProtocolError(ErrorCode.NOT_SEATED, "this connection holds no seat: create, join or resume first")
+        return found
+
+    def open_rooms(self) -> int:
+        """Rooms someone could join now (LAN discovery)."""
+        return sum(1 for r in self.rooms.values() if len(r.seats) < 2 and r.status != "playing")
+
+    def running(self, match_id: str) -> bool:
+        """Whether a match with this id is still being played (its record is not public yet)."""
+        return any(r.match is not None and r.match.id == match_id and not r.match.over for r in self.rooms.values())
+
+    # ----- seats --------------------------------------------------------------------------------
+    def attach(self, peer: int, room: Room, seat: Seat) -> None:
+        seat.peer = peer
+        self.peer_seat[peer] = (room, seat)
+
+    def detach(self, peer: int) -> None:
+        found = self.peer_seat.pop(peer, None)
+        if found is not None and found[1].peer == peer:
+            found[1].peer = None
+
+    def forget(self, room: Room) -> None:
+        """The room is gone from memory (deleted, expired or about to be reloaded)."""
+        self.rooms.pop(room.code, None)
+
+    # ----- requests that find or make a seat ---------------------------------------------------------
+    def create(self, env: Env, peer: int, req: m.CreateRoom) -> Effects:
+        if peer in self.peer_seat:
+            raise ProtocolError(ErrorCode.ALREADY_SEATED, "this connection already holds a seat")
+        if len(self.rooms) + len(self.pending) >= env.config.max_rooms:
+            raise ProtocolError(ErrorCode.TOO_MANY_ROOMS, "the server has no room for more rooms")
+        token = env.randbytes(32).hex()
+        room = Room(code=self._new_code(env), created=env.now, next_seed=env.randbytes(32).hex())
+        seat = Seat(sid=0, token_hash=hash_token(token), name=req.name, seed=req.client_seed or "")
+        room.seats.append(seat)
+        room.next_sid = 1
+        fx = Effects()
+        fx.writes.append(StoreRoom(room.code, room))
+        self.rooms[room.code] = room
+        self.attach(peer, room, seat)
+        log.info("room_created room={room} peer={peer}", room=room.code, peer=peer)
+        fx.send(peer, m.RoomCreated(room.code, self.invite(env, peer, room), token, req.id))
+        fx.send(peer, presenter.room(room, seat, env))
+        return fx
+
+    def peek(self, peer: int, room: Room, rid: m.RequestId | None) -> Effects:
+        fx = Effects()
+        fx.send(peer, presenter.room_info(room, rid))
+        return fx
+
+    def join(self, env: Env, peer: int, room: Room, req: m.Join) -> Effects:
+        if peer in self.peer_seat:
+            raise ProtocolError(ErrorCode.ALREADY_SEATED, "this connection already holds a seat")
+        if len(room.seats) >= 2:
+            raise ProtocolError(ErrorCode.ROOM_FULL, f"room {room.code} has two players")
+        token = env.randbytes(32).hex()
+        seat = Seat(sid=room.next_sid, token_hash=hash_token(token), name=req.name, seed=req.client_seed or "")
+        fx = Effects()
+        fx.touch(room)
+        room.seats.append(seat)
+        room.next_sid += 1
+        room.store(env, fx)
+        self.attach(peer, room, seat)
+        log.info("room_joined room={room} peer={peer}", room=room.code, peer=peer)
+        fx.send(peer, m.Joined(room.code, self.invite(env, peer, room), token, False, req.id))
+        presenter.room_updates(room, env, fx)
+        return fx
+
+    def seat_for(self, peer: int, room: Room, token: str) -> Seat:
+        """The seat of ``room`` whose token this is (O16: compared in constant time), or a refusal."""
+        wanted = hash_token(token)
+        seat = None
+        for s in room.seats:
+            if hmac.compare_digest(s.token_hash, wanted):
+                seat = s
+        if seat is None:
+            raise ProtocolError(ErrorCode.BAD_TOKEN, "no seat of this room has that token")
+        current = self.peer_seat.get(peer)
+        if current is not None and current[1] is not seat:
+            raise ProtocolError(ErrorCode.ALREADY_SEATED, "this connection already holds another seat")
+        return seat
+
+    def resume(self, env: Env, peer: int, room: Room, seat: Seat, rid: m.RequestId | None) -> Effects:
+        """O12: the seat (found by :meth:`seat_for`) moves to ``peer``; the old connection is let go."""
+        old = seat.peer
+        fx = room.resume(env, seat, peer, m.Joined(room.code, self.invite(env, peer, room), None, True, rid))
+        if old is not None and old != peer:
+            self.peer_seat.pop(old, None)
+        self.peer_seat[peer] = (room, seat)
+        return fx
+
+    def expire(self, env: Env) -> Effects:
+        """O15: drop expired rooms; rooms with a match in progress never expire."""
+        fx = Effects()
+        for room in list(self.rooms.values()):
+            expires = room.expires(env.config)
+            if expires is None or expires > env.now:
+                continue
+            fx.touch(room)
+            for seat in room.seats:
+                if seat.peer is not None:
+                    fx.send(seat.peer, m.RoomClosed(room.code, "expired"))
+                    self.detach(seat.peer)
+            room.delete(fx)
+            self.forget(room)
+            fx.rearm(room)  # its timer goes with it (it is no longer in the lobby)
+        return fx
+
+    # ----- inside -----------------------------------------------------------------------------------
+    def invite(self, env: Env, peer: int, room: Room) -> str:
+        info = self.peers.get(peer)
+        host = env.config.public_host or (info.host if info else "127.0.0.1")
+        port = info.port if info else env.config.port
+        return presenter.invite(room.code, host, port, tls=info is not None and info.tls, pin=info.pin if info else None)
+
+    def _new_code(self, env: Env) -> str:
+        alphabet = ROOM_CODE_ALPHABET
+        limit = 256 - 256 % len(alphabet)
+        while True:
+            chars: list[str] = []
+            while len(chars) < ROOM_CODE_LENGTH:
+                for b in env.randbytes(ROOM_CODE_LENGTH):
+                    if b < limit and len(chars) < ROOM_CODE_LENGTH:
+                        chars.append(alphabet[b % len(alphabet)])
+            code = "".join(chars)
+            if code not in self.rooms and code not in self.pending:
+                return code

@@ -1,0 +1,150 @@
+"""Every message a seat is shown, built in one place from what that seat may see (V2, V4, V5).
+
+A seat's board comes from its :class:`~mineduel.shared.rules.views.SeatView`
+(``GameState.view``) and, after the end, the :class:`~mineduel.shared.rules.views.FinalReveal`;
+record actions from ``MatchHistory.seen`` (the opponent's plant without its cell,
+``shows_cell``); results from ``seat_result``. Everything else is room data (names, flags,
+deadlines, commitments). Functions only: no state, no I/O; the room operations call them and put
+the messages in their :class:`~mineduel.server.effects.Effects`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from mineduel.server.effects import Effects, Env
+from mineduel.server.match import LiveMatch
+from mineduel.shared.fairness import commitments as fairness
+from mineduel.shared.rules.engine import Outcome
+from mineduel.shared.rules.views import seat_result
+from mineduel.shared.wire import messages as m
+from mineduel.shared.wire.board import board_of, reveal_of
+from mineduel.shared.wire.links import invite_link
+
+if TYPE_CHECKING:
+    from mineduel.server.room import Room, Seat
+
+
+def result(outcome: Outcome, me: int) -> m.Result:
+    """The seat-relative result (C4, O9–O12), from the engine's one rule."""
+    seen = seat_result(outcome, me)
+    return m.Result(seen.outcome._value_, seen.winner, seen.reason._value_, seen.scores)  # type: ignore[arg-type]
+
+
+def seat_info(seat: Seat | None, now: float) -> m.SeatInfo | None:
+    if seat is None:
+        return None
+    expired = seat.expired is not None
+    return m.SeatInfo(
+        seat.name, seat.peer is not None, seat.ready, seat.rematch,
+        None if expired else m.Deadline.of(seat.grace, now), expired,
+    )
+
+
+def room(room: Room, seat: Seat, env: Env) -> m.Room:
+    """The room as ``seat`` sees it: both seats, the status, the next match's commitment (R1)."""
+    now = env.now
+    match = room.match
+    expires = room.expires(env.config)
+    info = seat_info(seat, now)
+    assert info is not None
+    return m.Room(
+        room.code, room.status, info, seat_info(room.other(seat), now),
+        match.id if match is not None else None, fairness.commitment(room.next_seed),
+        None if expires is None else round(expires, 3), round(now, 3),
+    )
+
+
+def room_updates(room_: Room, env: Env, fx: Effects) -> None:
+    """A ``room`` message to every connected seat."""
+    for seat in room_.seats:
+        if seat.peer is not None:
+            fx.send(seat.peer, room(room_, seat, env))
+
+
+def room_info(room: Room, rid: m.RequestId | None) -> m.RoomInfo:
+    return m.RoomInfo(
+        room.code, room.status, len(room.seats), len(room.seats) < 2, fairness.commitment(room.next_seed), rid
+    )
+
+
+def invite(code: str, host: str, port: int, *, tls: bool, pin: str | None) -> str:
+    """O1: the link names the server and the room, never a token."""
+    if tls:
+        return invite_link(host, port, code, tls=True, pin=pin)
+    return invite_link(host, port, code)
+
+
+def presence(seat: Seat, now: float) -> m.Presence:
+    """``seat`` as its opponent sees its connection (O12)."""
+    connected = seat.peer is not None
+    expired = seat.expired is not None
+    return m.Presence(
+        connected, None if connected or expired else m.Deadline.of(seat.grace, now), expired, round(now, 3)
+    )
+
+
+def rematch_status(room: Room, seat: Seat) -> m.RematchStatus:
+    other = room.other(seat)
+    return m.RematchStatus(seat.rematch, bool(other and other.rematch))
+
+
+def match_start(room: Room, me: int) -> m.MatchStart:
+    match = room.match
+    assert match is not None
+    return m.MatchStart(
+        room.code, match.id, me, "me" if me == 0 else "opponent", match.first_rule, match.commitment,
+        list(match.client_seeds), match.join_order.index(me), match.number, match.turn_seconds,
+        match.names[1 - me], round(match.started, 3),
+    )
+
+
+def state(match: LiveMatch, me: int, now: float, events: Sequence[m.SeenAction]) -> m.State:
+    """Seat ``me``'s whole view after a change, from its ``SeatView`` only (two per action: lean)."""
+    view = match.state.view(me, match.deadline)
+    to_move = view.to_move
+    deadline = view.deadline
+    outcome = view.outcome
+    return m.State(
+        match.id, match.seq, me, view.phase._value_,
+        None if to_move is None else "me" if to_move == me else "opponent",
+        view.turn, view.quota_left,
+        None if deadline is None else m.Deadline(round(deadline, 3), round(max(0.0, deadline - now), 3)),
+        round(now, 3), board_of(view), match.transcript, events,
+        None if outcome is None else result(outcome, me),
+    )
+
+
+def match_end(room: Room, me: int, record: dict[str, Any] | None) -> m.MatchEnd:  # record JSON (RECORD.md)
+    """O13: the result, the full reveal and the record (built once per end when ``record`` is given)."""
+    match = room.match
+    assert match is not None and match.over and match.ended is not None
+    if record is None or record["match_id"] != match.id:
+        record = match.record(room=room.code)
+    outcome = match.state.outcome()
+    assert outcome is not None
+    return m.MatchEnd(
+        match.id, me, result(outcome, me), reveal_of(match.state.reveal(), me), match.state.turn,
+        round(match.ended - match.started, 3), record, fairness.commitment(room.next_seed),
+    )
+
+
+def match_update(room_: Room, count: int, env: Env, fx: Effects, record: dict[str, Any] | None) -> None:  # record JSON
+    """Each seat its own ``state`` after the last ``count`` record actions, and the end once over (V2, O13)."""
+    match = room_.match
+    pair = room_.match_seats()
+    if match is None or pair is None or not count:
+        return
+    seq = match.seq
+    seen = match.history.seen
+    for rs in (0, 1):
+        peer = pair[rs].peer
+        if peer is not None:
+            fx.send(peer, state(match, rs, env.now, [seen(i, rs) for i in range(seq - count, seq)]))
+    if match.over:
+        for rs in (0, 1):
+            peer = pair[rs].peer
+            if peer is not None:
+                fx.send(peer, match_end(room_, rs, record))
+        room_updates(room_, env, fx)

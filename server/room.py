@@ -1,0 +1,441 @@
+"""One room: its seats, its match and the rules that move them (RULES.md §7 O1–O16).
+
+Every operation takes an :class:`~mineduel.server.effects.Env` (the time, entropy and config
+it runs with) and *returns* its :class:`~mineduel.server.effects.Effects`: the messages for each
+seat (built by ``presenter.py``), the rows to stage and the timers to re-arm. It changes only
+the room; the shell (``rooms.py``) performs the effects. A request checks everything before it
+changes anything: a refusal raises ``ProtocolError`` and has no effects. Due deadlines are
+settled (:meth:`Room.settle`) by the shell before any request looks at the room (O6).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from twisted.internet.interfaces import IDelayedCall
+from twisted.logger import Logger
+
+from mineduel.server import presenter
+from mineduel.server.config import Config
+from mineduel.server.effects import DropActions, Effects, Env, StoreActions, StoreResult, StoreRoom
+from mineduel.server.match import LiveMatch
+from mineduel.shared.rules.engine import Action, ActionType, Refusal
+from mineduel.shared.wire import messages as m
+from mineduel.shared.wire.codec import ProtocolError
+from mineduel.shared.wire.names import ErrorCode
+
+log = Logger(namespace="mineduel.rooms")
+
+EPS = 1e-6
+"""Float slack when a timer fires exactly at a deadline."""
+
+BLOB_VERSION = 1
+
+
+@dataclass
+class Seat:
+    """A seat in a room; ``sid`` is stable, ``peer`` is the live connection (not stored)."""
+
+    sid: int
+    token_hash: str
+    name: str = ""
+    seed: str = ""  # latest client seed (R1); empty if the client never sent one
+    ready: bool = False
+    rematch: bool = False
+    away_since: float | None = None  # O12: when the drop was detected, during a match
+    grace: float | None = None  # O12: away_since + grace_seconds
+    expired: float | None = None  # O12: when the grace ran out while the opponent was away too
+    peer: int | None = None
+
+    def to_blob(self) -> dict[str, Any]:  # storage blob (JSON column)
+        return {
+            "sid": self.sid, "token_hash": self.token_hash, "name": self.name, "seed": self.seed,
+            "ready": self.ready, "rematch": self.rematch, "away_since": self.away_since,
+            "grace": self.grace, "expired": self.expired,
+        }
+
+    def clear_away(self) -> None:
+        self.away_since = self.grace = self.expired = None
+
+
+@dataclass
+class Room:
+    code: str
+    created: float
+    next_seed: str  # server seed of the next match; its commitment is published in advance
+    seats: list[Seat] = field(default_factory=list)  # in join order
+    next_sid: int = 0
+    number: int = 0  # matches started in this room (R1 nonce of the last one)
+    match: LiveMatch | None = None
+    call: IDelayedCall | None = None  # the room's one timer (armed by the shell only)
+
+    # ----- queries -----------------------------------------------------------------------------
+    @property
+    def status(self) -> str:
+        if self.match is None:
+            return "waiting"
+        return "finished" if self.match.over else "playing"
+
+    def expires(self, config: Config) -> float | None:
+        """O15: waiting rooms 24 h after creation, results 24 h after the end, play never."""
+        if self.match is None:
+            return self.created + config.room_ttl
+        if not self.match.over:
+            return None
+        assert self.match.ended is not None
+        return self.match.ended + config.result_ttl
+
+    def seat(self, sid: int) -> Seat:
+        for seat in self.seats:
+            if seat.sid == sid:
+                return seat
+        raise KeyError(sid)
+
+    def other(self, seat: Seat) -> Seat | None:
+        for s in self.seats:
+            if s is not seat:
+                return s
+        return None
+
+    def match_seats(self) -> tuple[Seat, Seat] | None:
+        """The seats of the current match, by record seat, if both are still seated."""
+        if self.match is None:
+            return None
+        try:
+            return self.room_seat(0), self.room_seat(1)
+        except KeyError:
+            return None
+
+    def room_seat(self, record_seat: int) -> Seat:
+        assert self.match is not None
+        return self.seat(self.match.players[record_seat])
+
+    def same_pair(self) -> bool:
+        return (
+            self.match is not None
+            and len(self.seats) == 2
+            and set(self.match.players) == {s.sid for s in self.seats}
+        )
+
+    def next_deadline(self) -> float | None:
+        """The room's next deadline (turn or grace), if its match runs."""
+        match = self.match
+        if match is None or match.over or self.match_seats() is None:
+            return None
+        at = match.deadline
+        for seat in self.seats:
+            if seat.grace is not None and seat.expired is None and (at is None or seat.grace < at):
+                at = seat.grace
+        return at
+
+    def due(self, now: float) -> bool:
+        """Whether any deadline of the match is due by ``now`` (cheap: before every request)."""
+        match = self.match
+        if match is None or match.over:
+            return False
+        if match.deadline is not None and match.deadline <= now + EPS:
+            return True
+        return any(s.grace is not None and s.expired is None and s.grace <= now + EPS for s in self.seats)
+
+    def to_blob(self) -> dict[str, Any]:  # storage blob (JSON column), serialised at the commit
+        return {
+            "v": BLOB_VERSION, "code": self.code, "created": self.created, "next_seed": self.next_seed,
+            "next_sid": self.next_sid, "number": self.number, "seats": [s.to_blob() for s in self.seats],
+            "match": None if self.match is None else {**self.match.to_blob(), "seq": self.match.seq},
+        }
+
+    # ----- deadlines --------------------------------------------------------------------------------
+    def settle(self, env: Env) -> Effects:
+        """O6: every deadline due by ``env.now``, in time order: turn timeouts and ran-out graces."""
+        fx = Effects()
+        if not self.due(env.now):
+            return fx
+        fx.touch(self)
+        match, pair = self.match, self.match_seats()
+        if match is None or pair is None:
+            return fx
+        now = env.now
+        entries: list[dict[str, Any]] = []  # record entries
+        changed = seats = False
+        while not match.over:
+            due: list[tuple[float, int, int]] = []
+            if match.deadline is not None and match.deadline <= now + EPS:
+                due.append((match.deadline, 0, -1))
+            for rs, seat in enumerate(pair):
+                if seat.grace is not None and seat.expired is None and seat.grace <= now + EPS:
+                    due.append((seat.grace, 1, rs))
+            if not due:
+                break
+            changed = True
+            at, kind, rs = min(due)
+            if kind == 0:
+                entries += match.expire(at, env.randbytes)  # O4/O5
+                continue
+            seat, other = pair[rs], pair[1 - rs]
+            seat.expired = at
+            seats = True
+            if other.expired is not None:
+                entries += match.end_by(ActionType.VOID, rs, at, env.randbytes)  # both graces over
+            elif other.peer is not None:
+                entries += match.end_by(ActionType.DISCONNECT, rs, at, env.randbytes)
+            # else: the opponent is away too and still within its grace: wait (O12).
+        if changed:
+            record = self.store(env, fx, entries, seats_changed=seats)
+            presenter.match_update(self, len(entries), env, fx, record)
+        return fx
+
+    # ----- requests of a seated connection -------------------------------------------------------------
+    def resume(self, env: Env, seat: Seat, peer: int, reply: m.Joined) -> Effects:
+        """O12: ``seat`` comes back on ``peer`` (its token was checked); the old connection is
+        replaced. It sees the room, the match so far and, if that ended it, the end."""
+        fx = Effects()
+        fx.touch(self)
+        entries: list[dict[str, Any]] = []  # record entries
+        match = self.match
+        running = match is not None and not match.over and self.match_seats() is not None
+        if running and seat.expired is None:
+            assert match is not None
+            seat.away_since = seat.grace = None
+            other = self.other(seat)
+            if other is not None and other.expired is not None:
+                # O12: this seat came back within its grace; the one that ran out first loses.
+                entries = match.end_by(ActionType.DISCONNECT, match.record_seat(other.sid), env.now, env.randbytes)
+        record = self.store(env, fx, entries)
+        old = seat.peer
+        if old is not None and old != peer:
+            fx.send(old, m.Error(ErrorCode.REPLACED, "this seat was resumed on another connection"))
+            fx.close(old)
+        seat.peer = peer
+        log.info("seat_resumed room={room} sid={sid} peer={peer}", room=self.code, sid=seat.sid, peer=peer)
+        fx.send(peer, reply)
+        fx.send(peer, presenter.room(self, seat, env))
+        if match is not None and seat.sid in match.players:
+            # Also after the opponent left a finished match (O13): its end stays visible.
+            me = match.record_seat(seat.sid)
+            fx.send(peer, presenter.match_start(self, me))
+            seen = match.history.seen
+            fx.send(peer, presenter.state(match, me, env.now, [seen(i, me) for i in range(match.seq)]))
+            if match.over and not entries:
+                fx.send(peer, presenter.match_end(self, me, None))
+        other = self.other(seat)
+        if other is not None and other.peer is not None:
+            if running:
+                fx.send(other.peer, presenter.presence(seat, env.now))
+            fx.send(other.peer, presenter.room(self, other, env))
+        presenter.match_update(self, len(entries), env, fx, record)
+        return fx
+
+    def ready(self, env: Env, seat: Seat, *, ready: bool, seed: str | None) -> Effects:
+        if self.status == "playing":
+            raise ProtocolError(ErrorCode.MATCH_RUNNING, "a match is in progress")
+        if self.status == "finished" and self.same_pair():
+            return self.rematch(env, seat, seed=seed)  # after a finished match of the same two seats (O14)
+        fx = Effects()
+        fx.touch(self)
+        seat.ready = ready
+        if seed is not None:
+            seat.seed = seed
+        if len(self.seats) == 2 and all(s.ready and s.peer is not None for s in self.seats):
+            self._start(env, fx, first_sid=None)
+        else:
+            self.store(env, fx)
+            presenter.room_updates(self, env, fx)
+        return fx
+
+    def leave(self, env: Env, seat: Seat) -> Effects:
+        """The seat goes (not during its match, O11: resign first); an empty room is deleted."""
+        if self.status == "playing" and self.match is not None and seat.sid in self.match.players:
+            raise ProtocolError(ErrorCode.MATCH_RUNNING, "a match is in progress: resign first")
+        fx = Effects()
+        fx.touch(self)
+        self.seats.remove(seat)
+        seat.peer = None
+        for s in self.seats:
+            s.ready = s.rematch = False
+        if self.seats:
+            self.store(env, fx)
+        else:
+            self.delete(fx)
+        log.info("seat_left room={room} sid={sid}", room=self.code, sid=seat.sid)
+        presenter.room_updates(self, env, fx)
+        return fx
+
+    def act(self, env: Env, seat: Seat, kind: ActionType, cell: int | None, *,
+            match_id: str | None, seq: int | None) -> Effects:
+        """A rules action (explore/plant/flag/unflag/end_turn): the checks of PROTOCOL.md §9, then the engine."""
+        match, me = self._match_for(seat, match_id)
+        if seat.expired is not None:
+            raise ProtocolError(ErrorCode.GRACE_EXPIRED, "your reconnection grace ran out (O12)")
+        if match.state.to_move != me:
+            raise ProtocolError(ErrorCode.NOT_YOUR_TURN, "it is not your turn")
+        if seq is not None and seq != match.seq:
+            raise ProtocolError(ErrorCode.STALE_STATE, f"the match is at seq {match.seq}, not {seq}")
+        result = match.apply(Action(me, kind, cell), at=env.now, randbytes=env.randbytes)
+        if isinstance(result, Refusal):  # the engine changed nothing (A1-A6)
+            raise ProtocolError(result.value, _REFUSAL_TEXT.get(result, str(result)))
+        fx = Effects()
+        fx.touch(self)
+        record = self.store(env, fx, result, seats_changed=False)
+        presenter.match_update(self, len(result), env, fx, record)
+        return fx
+
+    def resign(self, env: Env, seat: Seat, *, match_id: str | None) -> Effects:
+        match, me = self._match_for(seat, match_id)
+        fx = Effects()
+        fx.touch(self)
+        entries = match.end_by(ActionType.RESIGN, me, env.now, env.randbytes)
+        record = self.store(env, fx, entries)
+        presenter.match_update(self, len(entries), env, fx, record)
+        return fx
+
+    def rematch(self, env: Env, seat: Seat, *, seed: str | None) -> Effects:
+        """O14: once both seats asked, the same two play again with the sides swapped."""
+        if self.match is None:
+            raise ProtocolError(ErrorCode.NO_MATCH, "no match has been played in this room")
+        if not self.match.over:
+            raise ProtocolError(ErrorCode.NOT_FINISHED, "the match is still in progress")
+        if not self.same_pair():
+            raise ProtocolError(ErrorCode.OPPONENT_MISSING, "the previous opponent has left: a new opponent plays after ready")
+        fx = Effects()
+        fx.touch(self)
+        seat.rematch = True
+        if seed is not None:
+            seat.seed = seed
+        a, b = self.seats
+        if a.rematch and b.rematch and a.peer is not None and b.peer is not None:
+            self._start(env, fx, first_sid=self.match.players[1])  # O14: sides swap
+        else:
+            self.store(env, fx)
+            for s in self.seats:
+                if s.peer is not None:
+                    fx.send(s.peer, presenter.rematch_status(self, s))
+        return fx
+
+    def peer_lost(self, env: Env, seat: Seat) -> Effects:
+        """O12: the seat's connection is gone; during its match its grace starts."""
+        fx = Effects()
+        fx.touch(self)
+        seat.peer = None
+        playing = self.status == "playing" and self.match is not None and seat.sid in self.match.players
+        if playing:
+            if seat.expired is None:
+                seat.away_since = env.now
+                seat.grace = env.now + env.config.grace_seconds
+        else:
+            seat.ready = seat.rematch = False
+        self.store(env, fx)
+        log.info("seat_away room={room} sid={sid}", room=self.code, sid=seat.sid)
+        other = self.other(seat)
+        if other is not None and other.peer is not None:
+            if self.status == "playing":
+                fx.send(other.peer, presenter.presence(seat, env.now))
+            fx.send(other.peer, presenter.room(self, other, env))
+        return fx
+
+    # ----- inside ------------------------------------------------------------------------------------
+    def _match_for(self, seat: Seat, match_id: str | None) -> tuple[LiveMatch, int]:
+        """The checks every match request shares (documented order)."""
+        match = self.match
+        if match is None or seat.sid not in match.players:
+            raise ProtocolError(ErrorCode.NO_MATCH, "no match of yours in this room")
+        if match_id is not None and match_id != match.id:
+            raise ProtocolError(ErrorCode.WRONG_MATCH, f"the current match is {match.id}")
+        if match.over:
+            raise ProtocolError(ErrorCode.GAME_OVER, "the match is over")
+        return match, match.record_seat(seat.sid)
+
+    def _start(self, env: Env, fx: Effects, *, first_sid: int | None) -> None:
+        a, b = self.seats
+        previous = self.match
+        match = LiveMatch.start(
+            match_id=env.randbytes(8).hex(),
+            number=self.number + 1,
+            seats_in_join_order=(a.sid, b.sid),
+            first_sid=first_sid,
+            server_seed=self.next_seed,
+            client_seeds=(a.seed, b.seed),
+            now=env.now,
+            wall=env.wall,
+            turn_seconds=env.config.turn_seconds,
+            names_by_sid={a.sid: a.name, b.sid: b.name},
+        )
+        self.match = match
+        self.number += 1
+        self.next_seed = env.randbytes(32).hex()
+        for s in self.seats:
+            s.ready = s.rematch = False
+            s.clear_away()
+        self.store(env, fx, drop=[previous.id] if previous is not None else [])
+        log.info(
+            "match_started room={room} match={match} first={first} rule={rule}",
+            room=self.code, match=match.id, first=match.players[0], rule=match.first_rule,
+        )
+        for rs in (0, 1):
+            peer = self.room_seat(rs).peer
+            if peer is not None:
+                fx.send(peer, presenter.match_start(self, rs))
+                fx.send(peer, presenter.state(match, rs, env.now, []))
+        presenter.room_updates(self, env, fx)
+
+    def store(
+        self,
+        env: Env,
+        fx: Effects,
+        entries: list[dict[str, Any]] | None = None,  # record entries
+        *,
+        drop: list[str] | None = None,
+        seats_changed: bool = True,
+    ) -> dict[str, Any] | None:  # the ended match's record JSON, built once per end
+        """Stage the room and its new record rows; they commit with this turn's batch.
+
+        ``seats_changed=False`` (an action or a timeout: only the match moved) stores the new
+        rows alone: they carry the match's clock state (``LiveMatch.stored_rows``), so the room's
+        blob is not rewritten for every action. Returns the record once the match ended (for
+        storage and both ``match_end`` messages; kept, it would be ~15 KB per room).
+        """
+        match = self.match
+        record = None
+        if entries and match is not None and match.over:
+            match.ended_wall = env.wall
+            for s in self.seats:
+                s.clear_away()
+            seats_changed = True
+        for match_id in drop or ():
+            fx.writes.append(DropActions(match_id))
+        if seats_changed or not entries or match is None:
+            fx.writes.append(StoreRoom(self.code, self))
+        if entries and match is not None:
+            fx.writes.append(StoreActions(match.id, match.seq - len(entries), match.stored_rows(entries)))
+            if match.over:
+                record = match.record(room=self.code)
+                fx.writes.append(StoreResult(match.id, self.code, match.ended or env.now, orjson.dumps(record).decode()))
+                outcome = match.state.outcome()
+                assert outcome is not None
+                log.info(
+                    "match_ended room={room} match={match} reason={reason} winner={winner}",
+                    room=self.code, match=match.id, reason=outcome.reason.value, winner=outcome.winner,
+                )
+        fx.rearm(self)
+        return record
+
+    def delete(self, fx: Effects) -> None:
+        """Stage the room's removal (and its match's actions)."""
+        fx.writes.append(StoreRoom(self.code, None))
+        if self.match is not None:
+            fx.writes.append(DropActions(self.match.id))
+        fx.rearm(self)  # cancels its timer once the room is gone from the lobby
+
+
+_REFUSAL_TEXT = {
+    Refusal.GAME_OVER: "the match is over",
+    Refusal.NOT_YOUR_TURN: "it is not your turn",
+    Refusal.WRONG_PHASE: "that action is not allowed in this phase",
+    Refusal.REVEALED: "that cell is already open",
+    Refusal.MARKED: "a marker blocks that cell",
+    Refusal.OWN_MINE: "your own mine is on that cell",
+    Refusal.NO_MARKER: "there is no marker on that cell",
+    Refusal.NOT_YOUR_MARKER: "that marker is the opponent's",
+    Refusal.QUOTA_USED: "you already placed a marker this turn",
+}
