@@ -110,7 +110,10 @@ class Harness:
         self.out = RecordingOutbox()
         self.storage = storage if storage is not None else MemoryStorage()
         self.rng = random.Random(seed)
-        self.config = Config(**{"rate_per_second": 1000.0, "rate_burst": 1000.0, "idle_timeout": 1e9, "ping_interval": 1e9, "max_connections_per_address": 10**6, **config})
+        self.config = Config(**{
+            "rate_per_second": 1000.0, "rate_burst": 1000.0, "idle_timeout": 1e9, "ping_interval": 1e9,
+            "max_connections_per_address": 10**6, **config,
+        })
         self.core = ServerCore(
             clock=self.clock,
             randbytes=self.rng.randbytes,
@@ -157,7 +160,7 @@ class Harness:
         first = a if a.last("match_start")["seat"] == 0 else b
         return first, (b if first is a else a)
 
-    def match(self, client: Client):  # noqa: ANN201 - the server's LiveMatch
+    def match(self, client: Client) -> Any:  # the server's LiveMatch
         room = self.rooms.rooms[client.room]
         return room.match
 
