@@ -4,8 +4,9 @@ One call of :func:`run` is one benchmark run in a fresh process: it starts the s
 subprocess (``server_probe.py`` around the unchanged ``mine-duel-server``), opens the bots'
 connections, plays, measures and stops the server. It returns a JSON-able dict.
 
-Bots speak docs/PROTOCOL.md directly (orjson lines, no message history kept, so memory stays
-flat over long runs). Each bot keeps its own view: the latest ``state`` it received. On its
+Bots speak docs/PROTOCOL.md through the shared line client (``mineduel.server.client.LineClient``:
+each line read once into its typed message, no message history kept, so memory stays flat over
+long runs). Each bot keeps its own view: the latest ``state`` it received. On its
 turn it picks a legal move from that view alone:
 
 * ``open_explore``/``explore``: explore a uniformly drawn explorable cell (closed, no marker,
@@ -40,7 +41,12 @@ from typing import Any, NamedTuple
 import orjson
 from twisted.internet import defer, protocol
 from twisted.internet.task import deferLater
-from twisted.protocols.basic import LineOnlyReceiver
+
+from mineduel.server.client import LineClient
+from mineduel.shared.rules.bitboard import cells
+from mineduel.shared.rules.engine import Phase
+from mineduel.shared.rules.views import targets_of
+from mineduel.shared.wire import messages as m
 
 HERE = Path(__file__).resolve().parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -202,28 +208,23 @@ class ServerProcess:
 
 
 # ----- bots ----------------------------------------------------------------------------------------
-class Conn(LineOnlyReceiver):
-    """One TCP connection of a :class:`Player`."""
-
-    delimiter = b"\n"
-    MAX_LENGTH = 1 << 20
+class Conn(LineClient):
+    """One TCP connection of a :class:`Player`: the shared line client (it answers pings), heard by
+    its player, keeping no history."""
 
     def __init__(self, player: Player) -> None:
+        super().__init__("bench-bot/1", listener=player, keep=False)
         self.player = player
 
     def connectionMade(self) -> None:
+        super().connectionMade()
         if self.player.gen.nodelay:
             self.transport.setTcpNoDelay(True)
         self.player.connected(self)
 
-    def lineReceived(self, line: bytes) -> None:
-        self.player.received(orjson.loads(line))
-
     def connectionLost(self, reason: Any = None) -> None:
+        super().connectionLost(reason)
         self.player.lost(self)
-
-    def send(self, msg: dict[str, Any]) -> None:
-        self.transport.write(orjson.dumps(msg) + b"\n")
 
 
 class Factory(protocol.ClientFactory):
@@ -250,7 +251,7 @@ class Player:
         self.state: View | None = None
         self.pending: tuple[str, float] | None = None  # outstanding action: (id, sent at)
         self.timer: Any = None
-        self.replies: dict[str, defer.Deferred[dict[str, Any]]] = {}
+        self.replies: dict[str, defer.Deferred[m.ServerMessage]] = {}
         self.ids = count(1)
         self.welcomed: defer.Deferred[None] | None = None
         # Stay under the server's per-connection limit (20 messages/s, bursts of 40): a line
@@ -266,7 +267,7 @@ class Player:
 
     def connected(self, conn: Conn) -> None:
         self.conn = conn
-        conn.send({"type": "hello", "protocol": 1, "client": "bench-bot/1", "id": "h"})
+        conn.send(m.Hello(1, "bench-bot/1", "h"))
 
     def failed(self, reason: Any) -> None:
         self.gen.errors["connect_failed"] += 1
@@ -294,11 +295,11 @@ class Player:
 
     def send(self, msg: dict[str, Any]) -> None:
         if self.conn is not None:
-            self.conn.send(msg)
+            self.conn.send(**msg)
 
-    def request(self, kind: str, **fields: Any) -> defer.Deferred[dict[str, Any]]:
+    def request(self, kind: str, **fields: Any) -> defer.Deferred[m.ServerMessage]:
         rid = f"r{next(self.ids)}"
-        d: defer.Deferred[dict[str, Any]] = defer.Deferred()
+        d: defer.Deferred[m.ServerMessage] = defer.Deferred()
         if self.conn is None:
             d.errback(ConnectionError("not connected"))
             return d
@@ -307,56 +308,57 @@ class Player:
         return d
 
     # messages
-    def received(self, msg: dict[str, Any]) -> None:
-        kind = msg["type"]
+    def malformed_line(self, line: bytes, problem: str) -> None:
+        self.gen.errors["malformed_line"] += 1
+
+    def message_received(self, msg: m.ServerMessage) -> None:
         gen = self.gen
-        if kind == "ping":
-            self.send({"type": "pong"})
+        if isinstance(msg, m.Ping):  # the line client has answered it
             return
-        if kind == "state":
-            board = msg["board"]
-            self.state = View(msg["match_id"], msg["seq"], msg["to_move"] == "me", msg["phase"],
-                              msg["quota_left"], "".join(board["numbers"]), "".join(board["markers"]),
-                              "".join(board["my_mines"]), msg["result"] is not None)
-            for ev in msg["events"]:
-                if ev["action"] == "timeout" and ev["by"] == "me":
+        if isinstance(msg, m.State):
+            board = msg.board
+            self.state = View(msg.match_id, msg.seq, msg.to_move == "me", msg.phase,
+                              msg.quota_left, "".join(board.numbers), "".join(board.markers),
+                              "".join(board.my_mines), msg.result is not None)
+            for ev in msg.events:
+                if ev.action == "timeout" and ev.by == "me":
                     gen.timeouts += 1
             self.plan()
             return
-        rid = msg.get("id")
+        rid = getattr(msg, "id", None)
         if rid is not None:
             if self.pending is not None and rid == self.pending[0]:
                 sent = self.pending[1]
                 self.pending = None
-                if kind == "ok":
+                if isinstance(msg, m.Ok):
                     gen.accepted += 1
                     if gen.recording:
                         gen.rtts.append(time.perf_counter() - sent)
                 else:
-                    gen.refused[msg.get("code", "?")] += 1
+                    gen.refused[msg.code if isinstance(msg, m.Error) else "?"] += 1
                 self.plan()
                 return
-            if rid == "h" and kind == "welcome":
+            if rid == "h" and isinstance(msg, m.Welcome):
                 if self.welcomed is not None and not self.welcomed.called:
                     self.welcomed.callback(None)
                 return
             d = self.replies.pop(rid, None)
             if d is not None:
-                if kind == "error":
-                    gen.errors[f"{msg.get('request')}:{msg.get('code')}"] += 1
-                    d.errback(RuntimeError(f"{msg.get('request')}: {msg.get('code')}: {msg.get('message')}"))
+                if isinstance(msg, m.Error):
+                    gen.errors[f"{msg.request}:{msg.code}"] += 1
+                    d.errback(RuntimeError(f"{msg.request}: {msg.code}: {msg.message}"))
                 else:
                     d.callback(msg)
                 return
-        if kind == "match_end":
+        if isinstance(msg, m.MatchEnd):
             self.state = None
             self.cancel_timer()
             self.pair.match_ended(self, msg)
-        elif kind == "match_start":
-            self.pair.match_started(msg["match_id"])
-        elif kind == "error":
-            gen.errors[f"unsolicited:{msg.get('code')}"] += 1
-        elif kind == "server_closing":
+        elif isinstance(msg, m.MatchStart):
+            self.pair.match_started(msg.match_id)
+        elif isinstance(msg, m.Error):
+            gen.errors[f"unsolicited:{msg.code}"] += 1
+        elif isinstance(msg, m.ServerClosing):
             gen.expect_close = True
 
     # playing
@@ -394,7 +396,7 @@ class Player:
         msg["seq"] = st.seq
         msg["match_id"] = st.match_id
         self.pending = (rid, time.perf_counter())
-        self.conn.send(msg)
+        self.conn.send(**msg)
 
 
 class View(NamedTuple):
@@ -413,22 +415,31 @@ class View(NamedTuple):
     over: bool
 
 
+def _layer_mask(layer: str) -> int:
+    """The cells of a 64-character board layer that are not ``.`` (cell 0 is bit 0)."""
+    return int(layer[::-1].translate(_LAYER_BITS), 2)
+
+
+_LAYER_BITS = dict.fromkeys(range(33, 127), "1") | {ord("."): "0"}
+
+
 def choose_move(st: View, rng: random.Random, flag_p: float) -> dict[str, Any]:
-    """A legal move for the seat to move, from its own ``state`` message only."""
-    phase = st.phase
-    numbers = st.numbers
-    markers = st.markers
-    if phase == "end_wait":
-        if st.quota_left and rng.random() < flag_p:
-            free = [i for i in range(64) if numbers[i] == "." and markers[i] == "."]
-            if free:
-                c = rng.choice(free)
-                return {"type": "flag", "cell": [c >> 3, c & 7]}
+    """A legal move for the seat to move, from its own ``state`` message only.
+
+    The cells are the engine's one rule of legal targets (``targets_of``, what
+    ``SeatView.targets`` reads); who owns a marker does not matter for explore, plant and flag.
+    """
+    phase = Phase(st.phase)
+    explore, plant, flag, _ = targets_of(
+        phase, _layer_mask(st.numbers), _layer_mask(st.my_mines), 0, _layer_mask(st.markers), st.quota_left
+    )
+    if phase is Phase.END_WAIT:
+        if flag and rng.random() < flag_p:
+            c = rng.choice(list(cells(flag)))
+            return {"type": "flag", "cell": [c >> 3, c & 7]}
         return {"type": "end_turn"}
-    mines = st.my_mines
-    cells = [i for i in range(64) if numbers[i] == "." and markers[i] == "." and mines[i] == "."]
-    c = rng.choice(cells)  # never empty while the match runs (O9 ends it first)
-    kind = "explore" if phase in ("explore", "open_explore") else "plant"
+    c = rng.choice(list(cells(explore or plant)))  # never empty while the match runs (O9 ends it first)
+    kind = "explore" if explore else "plant"
     return {"type": kind, "cell": [c >> 3, c & 7]}
 
 
@@ -452,10 +463,12 @@ class Pair:
             a, b = self.players
             seed = f"{gen.rng.getrandbits(64):x}"
             created = await a.request("create_room", name=f"bot{self.index}a", client_seed=seed)
-            a.room, a.token = created["room"], created["token"]
+            assert isinstance(created, m.RoomCreated), created
+            a.room, a.token = created.room, created.token
             joined = await b.request("join", room=a.room, name=f"bot{self.index}b",
                                      client_seed=f"{gen.rng.getrandbits(64):x}")
-            b.room, b.token = joined["room"], joined["token"]
+            assert isinstance(joined, m.Joined), joined
+            b.room, b.token = joined.room, joined.token
             await defer.gatherResults([a.request("ready"), b.request("ready")], consumeErrors=True)
             gen.rooms_created += 1
         finally:
@@ -466,15 +479,15 @@ class Pair:
             self.seen_start.add(match_id)
             self.gen.matches_started += 1
 
-    def match_ended(self, player: Player, msg: dict[str, Any]) -> None:
+    def match_ended(self, player: Player, msg: m.MatchEnd) -> None:
         """Both bots get ``match_end``; the first one decides: rematch, or a new room."""
         gen = self.gen
-        mid = msg["match_id"]
+        mid = msg.match_id
         decision = self.decisions.pop(mid, None)
         if decision is None:  # the first of the two
             self.finished += 1
             gen.matches_completed += 1
-            gen.reasons[msg["result"]["reason"]] += 1
+            gen.reasons[msg.result.reason] += 1
             self.seen_start.discard(mid)
             new_room = bool(gen.new_room_every) and self.finished % gen.new_room_every == 0
             decision = "room" if new_room else "rematch"
@@ -836,6 +849,9 @@ async def idle_scale(reactor: Any, server: ServerProcess, cfg: dict[str, Any]) -
     }
 
 
+PING = m.PingRequest(1)
+
+
 class Pinger:
     """A separate connection pinging the server back to back: the outside view of loop stalls."""
 
@@ -857,27 +873,28 @@ class Pinger:
         done: defer.Deferred[None] = defer.Deferred()
         pinger = self
 
-        class P(LineOnlyReceiver):
-            delimiter = b"\n"
-            MAX_LENGTH = 1 << 20
+        class P(LineClient):
+            def __init__(self) -> None:
+                super().__init__("bench-pinger/1", auto_pong=False, keep=False)
 
             def connectionMade(self) -> None:
+                super().connectionMade()
                 self.sent = time.monotonic()
-                self.transport.write(b'{"type":"ping","id":1}\n')
+                self.send(PING)
 
-            def lineReceived(self, line: bytes) -> None:
+            def message_received(self, message: m.ServerMessage, obj: Any) -> None:
                 now = time.monotonic()
-                msg = orjson.loads(line)
-                if msg.get("type") == "pong":
+                if isinstance(message, m.Pong):
                     pinger.samples.append((self.sent, now - self.sent))
-                if msg.get("type") in ("pong", "error"):
+                if isinstance(message, (m.Pong, m.Error)):
                     if pinger.running:
                         self.sent = time.monotonic()
-                        self.transport.write(b'{"type":"ping","id":1}\n')
+                        self.send(PING)
                     else:
                         self.transport.loseConnection()
 
             def connectionLost(self, reason: Any = None) -> None:
+                super().connectionLost(reason)
                 if not done.called:
                     done.callback(None)
 
