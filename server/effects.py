@@ -15,7 +15,7 @@ changes anything, so a refusal has no effects.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mineduel.server.config import Config
@@ -27,11 +27,12 @@ if TYPE_CHECKING:
 RandBytes = Callable[[int], bytes]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Env:
     """The moment an operation runs in: the server clock, Unix time, entropy and the config.
 
     Read once by the shell, so an operation sees one time throughout (and tests pass any).
+    Not frozen: a frozen dataclass's ``__init__`` costs a microsecond more, once per request.
     """
 
     now: float
@@ -40,7 +41,7 @@ class Env:
     config: Config
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StoreRoom:
     """Stage the room as it will be at the commit (``room`` ``None``: delete it)."""
 
@@ -48,7 +49,7 @@ class StoreRoom:
     room: Room | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StoreActions:
     """Stage new record rows of a match (``LiveMatch.stored_rows``) from ``first_seq`` on."""
 
@@ -57,14 +58,14 @@ class StoreActions:
     rows: list[dict[str, Any]]  # storage rows: record JSON plus salts and clock state
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DropActions:
     """Forget a match's stored actions (a rematch replaced it, or its room went)."""
 
     match_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StoreResult:
     """Stage a finished match's record (kept ``result_ttl``, served by ``get_record``)."""
 
@@ -77,16 +78,21 @@ class StoreResult:
 Write = StoreRoom | StoreActions | DropActions | StoreResult
 
 
-@dataclass(slots=True)
 class Effects:
-    """Everything one operation asks the shell to do, in the order it must happen."""
+    """Everything one operation asks the shell to do, in the order it must happen.
 
-    out: list[tuple[int, ServerMessage | None]] = field(default_factory=list)  # None: close
-    writes: list[Write] = field(default_factory=list)
-    arm: dict[int, tuple[Room, float | None]] = field(default_factory=dict)  # id(room) -> (room, not before)
-    # Per room code, who sat where before the operation first changed the room (see
-    # ``Persistence.reload_after_failure``): seat id -> connection.
-    touched: dict[str, dict[int, int | None]] = field(default_factory=dict)
+    A plain class with slots (not a dataclass with factories): one is made for every request.
+    """
+
+    __slots__ = ("arm", "out", "touched", "writes")
+
+    def __init__(self) -> None:
+        self.out: list[tuple[int, ServerMessage | None]] = []  # None: close the connection
+        self.writes: list[Write] = []
+        self.arm: dict[int, tuple[Room, float | None]] = {}  # id(room) -> (room, not before)
+        # Per room code, who sat where before the operation first changed the room (see
+        # ``Persistence.reload_after_failure``): seat id -> connection.
+        self.touched: dict[str, dict[int, int | None]] = {}
 
     def send(self, peer: int, message: ServerMessage) -> None:
         self.out.append((peer, message))
