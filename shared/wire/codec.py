@@ -7,6 +7,7 @@ so a headless bot needs nothing but this package and a socket. Typed messages
 
 from __future__ import annotations
 
+import json as _json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -28,7 +29,6 @@ try:  # orjson is a runtime dependency of the project; the fallback keeps client
     import orjson as _orjson
 except ImportError:  # pragma: no cover - exercised only where orjson is missing
     _orjson = None
-import json as _json
 
 # JSON codec ------------------------------------------------------------------------------
 # Measured on the project machine (CPython 3.11, orjson 3.x) with an 854-byte ``state``

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from mineduel.shared.wire.codec import ProtocolError, room_code
 from mineduel.shared.wire.names import INVITE_SCHEME, INVITE_SCHEME_TLS
 
+
 @dataclass(frozen=True)
 class InviteLink:
     """A parsed link: where the server is, how to reach it, and the room (``None``: the server only)."""

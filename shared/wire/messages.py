@@ -53,10 +53,11 @@ def _fast_init(cls: type[_T]) -> type[_T]:
             params.append(f.name)
         namespace[f"_set_{f.name}"] = getattr(cls, f.name).__set__
         body.append(f"    _set_{f.name}(self, {f.name})")
-    exec(f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["    pass"]), namespace)  # noqa: S102 - built from field names only
+    source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["    pass"])  # field names only
+    exec(source, namespace)
     init: Callable[..., None] = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = init  # type: ignore[misc]  # same signature as the dataclass's own
+    cls.__init__ = init  # type: ignore[method-assign]  # same signature as the dataclass's own
     return cls
 
 
