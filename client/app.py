@@ -19,17 +19,18 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pygame
 
 from mineduel.client.cpu_match import CpuMatch
 from mineduel.client.cpu_session import CpuSession
 from mineduel.client.display import LOGICAL_SIZE, Viewport
-from mineduel.client.i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator, catalog_dir
+from mineduel.client.i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
+from mineduel.client.online_client import OnlineClient, OnlineServices
 from mineduel.client.records import RecordStore
-from mineduel.client.resources import theme_path
 from mineduel.client.scenes.base import Context, SceneStack
 from mineduel.client.scenes.game import GameScene
 from mineduel.client.settings import Settings, SettingsStore
@@ -58,6 +59,15 @@ _AWAY_EVENTS = {
     pygame.WINDOWFOCUSLOST: ("unfocused", True),
     pygame.WINDOWFOCUSGAINED: ("unfocused", False),
 }
+
+
+@dataclass(slots=True)
+class _Drag:
+    """A finger on a window too small for the canvas: where it started, where it was last."""
+
+    start: float
+    last: float
+    scrolling: bool = False
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -123,7 +133,7 @@ class App:
         wall_clock: Callable[[], float] = time.time,
         window_flags: int = pygame.RESIZABLE,
         join: str | None = None,
-        online_services: Callable[[], Any] | None = None,
+        online_services: Callable[[], OnlineServices] | None = None,
         kiosk: KioskConfig | None = None,
     ) -> None:
         if kiosk is not None:
@@ -161,8 +171,7 @@ class App:
         self._running = True
         self._last_input = -1e9
         self._last_frame = clock()
-        self._gui: Any = None
-        self._drag: dict[str, Any] | None = None
+        self._drag: _Drag | None = None
         self.frames_drawn = 0
         self.last_areas: list[pygame.Rect] | None = None  # what the last drawn frame repainted (None: all)
         records = RecordStore(None if data_dir is None else Path(data_dir) / "records", export_dir)
@@ -174,8 +183,9 @@ class App:
             records = kiosk_mode.record_store(kiosk)
             # Online sessions and a hosted server's database live only as long as this run.
             self._data_dir = Path(tempfile.mkdtemp(prefix="mine-duel-kiosk-"))
-        self._online: Any = None
+        self._online: OnlineServices | None = None
         self._online_factory = online_services
+        self.online_session: OnlineClient | None = None  # the online session the frame loop pumps
         self.ctx = Context(
             clock=clock,
             tr=self.translator,
@@ -184,11 +194,12 @@ class App:
             settings=settings,
             records=records,
             invalidate=self.invalidate,
-            new_cpu_match=lambda **kw: CpuMatch(clock=clock, wall_clock=wall_clock, client_version=VERSION, **kw),
+            new_cpu_match=lambda *, difficulty, seed: CpuMatch(difficulty=difficulty, seed=seed, clock=clock, wall_clock=wall_clock,
+                                                              client_version=VERSION),
             quit=self.quit,
             ensure_visible=self._ensure_visible,
-            make_gui=self.gui,
             online_services=self.online_services,
+            open_session=self.open_session,
         )
         if kiosk is not None:
             self.ctx.quit = lambda: log.info("kiosk: quitting is not offered to players")
@@ -209,7 +220,7 @@ class App:
         else:
             self.stack.push(self.game)
 
-    def online_services(self) -> Any:
+    def online_services(self) -> OnlineServices:
         """The online screens' network services (client/net.py on the running reactor), made on first use."""
         if self._online is None:
             if self._online_factory is not None:
@@ -225,6 +236,13 @@ class App:
                                              clipboard=copy_text)
         return self._online
 
+    def open_session(self, services: OnlineServices) -> OnlineClient:
+        """A fresh online session (the last one is closed); the frame loop pumps it from now on."""
+        if self.online_session is not None:
+            self.online_session.close()
+        self.online_session = OnlineClient(services, self.clock)
+        return self.online_session
+
     def new_player(self) -> None:
         """Kiosk: forget the last player (match, popups, online session, language) and show the start screen."""
         config = self._kiosk_config
@@ -234,11 +252,10 @@ class App:
         self.game.detach()  # a finished match's record was saved when it ended; an unfinished one is dropped
         online = self._online
         if online is not None:
-            if getattr(online, "host", None) is not None:
+            if online.host is not None:
                 online.host.stop()  # a server the last player started on this machine
                 online.host = None
-            if getattr(online, "tokens", None) is not None:
-                online.tokens.clear()  # nobody may return to the last player's room
+            online.tokens.clear()  # nobody may return to the last player's room
         ctx.settings = Settings(language=config.start_language)
         self.translator.set_language(config.default_language)
         ctx.keyboard = False
@@ -267,38 +284,22 @@ class App:
         if self.viewport.ensure_visible(rect):
             self._full = True
 
-    def gui(self) -> Any:
-        """pygame_gui's UIManager on the logical canvas, made on first use, following the language."""
-        if self._gui is None:
-            import pygame_gui
-
-            manager = pygame_gui.UIManager(LOGICAL_SIZE, str(theme_path()), translation_directory_paths=[str(catalog_dir())])
-            viewport = self.viewport
-            # pygame_gui polls the mouse itself for hovering: give it canvas coordinates.
-            manager._update_mouse_position = lambda: setattr(  # noqa: SLF001 - the documented hook point
-                manager, "mouse_position", tuple(int(v) for v in viewport.to_logical(pygame.mouse.get_pos())))
-            self.translator.bind(manager)
-            self._gui = manager
-        return self._gui
-
     # ----- the frame ---------------------------------------------------------------------------------------
     def frame(self) -> float | None:
         """Run one frame; the seconds until the next one is wanted, or ``None`` to quit."""
         now = self.clock()
-        dt, self._last_frame = now - self._last_frame, now
+        self._last_frame = now
         for event in pygame.event.get():
             self.handle_event(event, now)
         if self.kiosk is not None:
             self.kiosk.update(now)
         if not self._running:
             return None
+        if self.online_session is not None:
+            self.online_session.update()  # what arrived since the last frame; scenes read its snapshot
         self.stack.update(now)
-        gui_scene = self.stack.top is not None and self.stack.top.uses_gui
-        if gui_scene and self._gui is not None:
-            self._gui.update(max(0.0, dt))
-            self._full = True
         if self._full or self._dirty:
-            self.render(gui_scene)
+            self.render()
         return self.next_interval(now)
 
     def next_interval(self, now: float) -> float:
@@ -306,20 +307,19 @@ class App:
             return AWAY_POLL
         if now - self._last_input < ACTIVE_AFTER_INPUT:
             return ACTIVE_INTERVAL
-        wake = self.stack.next_wakeup(now)
+        wakes = [w for w in (self.stack.next_wakeup(now), None if self.online_session is None else self.online_session.next_wakeup()) if w is not None]
+        wake = min(wakes) if wakes else None
         if wake is None:
             return IDLE_POLL
         return min(IDLE_POLL, max(ACTIVE_INTERVAL, wake - now))
 
-    def render(self, gui_scene: bool = False) -> None:
+    def render(self) -> None:
         canvas = self.viewport.canvas
         full = pygame.Rect((0, 0), LOGICAL_SIZE)
         overlay = self.kiosk is not None and self.kiosk.overlay_visible
         if self._full or overlay:
             areas = None
             self.stack.draw(canvas, full)
-            if gui_scene and self._gui is not None:
-                self._gui.draw_ui(canvas)
             if overlay:
                 self.kiosk.draw(canvas)  # type: ignore[union-attr]
         else:
@@ -357,13 +357,6 @@ class App:
                 self.viewport.resize(surface)
             self._full = True
             return
-        top = self.stack.top
-        if top is not None and top.uses_gui and self._gui is not None:
-            if etype >= pygame.USEREVENT and hasattr(event, "ui_element"):
-                top.gui_event(event)  # type: ignore[attr-defined]
-                return
-            if self.stack.popup is None:
-                self._gui.process_events(self._to_canvas_event(event))
         scene_event = translate(event, self.viewport.to_logical, self.viewport.mapping.window)
         if scene_event is None:
             return
@@ -388,31 +381,23 @@ class App:
             return False
         y = event.y * self.viewport.mapping.window[1]
         if scene_event.kind is PointerKind.DOWN:
-            self._drag = {"start": y, "last": y, "scrolling": False}
+            self._drag = _Drag(y, y)
             return False
         drag = self._drag
         if drag is None:
             return False
         if scene_event.kind is PointerKind.UP:
             self._drag = None
-            return bool(drag["scrolling"])
-        if not drag["scrolling"] and abs(y - drag["start"]) > DRAG_SLOP:
-            drag["scrolling"] = True
+            return drag.scrolling
+        if not drag.scrolling and abs(y - drag.start) > DRAG_SLOP:
+            drag.scrolling = True
             self.stack.process_event(PointerEvent(PointerKind.CANCEL, scene_event.pos, touch=True))
-        if drag["scrolling"]:
-            if self.viewport.scroll_by(drag["last"] - y):
+        if drag.scrolling:
+            if self.viewport.scroll_by(drag.last - y):
                 self._full = True
-            drag["last"] = y
+            drag.last = y
             return True
         return False
-
-    def _to_canvas_event(self, event: pygame.event.Event) -> pygame.event.Event:
-        if hasattr(event, "pos") and event.type in (pygame.MOUSEBUTTONDOWN, pygame.MOUSEBUTTONUP, pygame.MOUSEMOTION):
-            attrs = dict(event.dict)
-            x, y = self.viewport.to_logical(event.pos)
-            attrs["pos"] = (int(x), int(y))
-            return pygame.event.Event(event.type, attrs)
-        return event
 
     def screenshot(self) -> pygame.Surface:
         """The logical 390×844 canvas as it was last drawn."""
@@ -421,7 +406,9 @@ class App:
     def close(self) -> None:
         if self.game.controller is not None:
             self.game.controller.close()
-        host = getattr(self._online, "host", None)
+        if self.online_session is not None:
+            self.online_session.close()
+        host = None if self._online is None else self._online.host
         if host is not None:
             host.stop()  # the server this client hosted: clients told, database closed
         if self._kiosk_config is not None and self._data_dir is not None:
@@ -471,7 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from twisted.internet import reactor, task
 
-    from mineduel.server.clock import install_steady_clock
+    from mineduel.server.client import install_steady_clock
 
     # Frames and a hosted server's deadlines must not freeze for an hour when the system
     # clock is set back (or all fall due when it is set forward): server/clock.py.

@@ -11,16 +11,24 @@ Scenes never know whether the match behind them is local (the CPU, :mod:`cpu_mat
   arrived) and ask :meth:`~MatchController.next_wakeup` when it next needs a frame;
 * tell it when the player cannot follow (:meth:`~MatchController.set_paused`, AI6) — the CPU
   match pauses its countdown, an online match ignores it (U7: the server's deadlines run on);
-* read the :class:`Timing` (E1) and, after the end, the record text (RECORD.md).
+* read the :class:`Timing` (E1) and, after the end, the record text (RECORD.md);
+* read its :class:`Capabilities`: what this match offers beyond the common calls (ONLINE's
+  deadline, the opponent's presence, the reveal at the end, rematch, verify, resign). Each is
+  ``None`` when the match has none of it, so the screen shows a panel exactly when its source is
+  there — it never asks what kind of controller it holds.
 
 Events are *view-level*: the cell of an opponent's plant is never in them (V2, V4).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
+
+from mineduel.shared.rules.bitboard import Cell, Mask
+from mineduel.shared.wire.messages import RecordJson
 
 from mineduel.shared.rules.engine import Action, ActionType, Outcome, Refusal
 from mineduel.shared.rules.views import SeatView
@@ -35,11 +43,15 @@ class OpponentKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Applied:
-    """``seat`` did ``kind`` (on ``cell``; ``None`` for end turn and for the opponent's plants)."""
+    """``seat`` did ``kind`` (on ``cell``; ``None`` for end turn and for the opponent's plants).
+
+    ``auto``: the server acted for a seat whose opening step ran out (O4).
+    """
 
     seat: int
     kind: ActionType
     cell: int | None
+    auto: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +72,15 @@ class Ended:
     ko_cell: int | None = None
 
 
-MatchEvent = Applied | Refused | Ended
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something to tell the player that is not a rule refusal (a server error code): a catalog key."""
+
+    key: str
+    params: tuple[tuple[str, str], ...] = ()
+
+
+MatchEvent = Applied | Refused | Ended | Notice
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +96,87 @@ class Timing:
     finished: bool
 
 
+# ----- capabilities: what a match may offer beyond the common calls ----------------------------
+
+
+class DeadlineSource(Protocol):
+    """U6: the seconds left on the current deadline (the server's; display only, O6)."""
+
+    def seconds_left(self) -> float | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PresenceInfo:
+    """O12 as the players' cards and the banner show it."""
+
+    connected: bool  # this client's own connection is open
+    reconnecting: bool  # ... and, if not, it is trying again by itself
+    retry_in: float | None  # seconds to the next attempt
+    opponent_away: bool
+    opponent_seconds: float | None  # the opponent's grace left
+    opponent_gone: bool  # its grace ran out (it may watch only)
+
+
+class PresenceSource(Protocol):
+    def presence(self) -> PresenceInfo: ...
+
+
+@dataclass(frozen=True, slots=True)
+class BoardReveal:
+    """O13, seat-relative: every mine with its owner, overlaps, and each marker right or wrong."""
+
+    my_mines: Mask
+    opponent_mines: Mask
+    overlaps: Mask
+    my_markers: Mask
+    opponent_markers: Mask
+    right: Mask
+    wrong: Mask
+    ko_cell: Cell | None
+
+
+class RevealSource(Protocol):
+    def reveal(self) -> BoardReveal | None:
+        """``None`` before the end."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class RematchInfo:
+    """O14: who asked for a rematch, and whether one can happen (both seats connected)."""
+
+    me: bool
+    opponent: bool
+    possible: bool
+
+
+class RematchSource(Protocol):
+    def rematch_info(self) -> RematchInfo: ...
+
+    def request_rematch(self) -> None: ...
+
+
+class VerifySource(Protocol):
+    def record(self) -> RecordJson | None:
+        """The finished match's record as the server sent it (checked like ``mine-duel verify``)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """Optional extras of a match; ``None``: not offered (the screen shows no panel for it)."""
+
+    deadline: DeadlineSource | None = None
+    presence: PresenceSource | None = None
+    reveal: RevealSource | None = None
+    rematch: RematchSource | None = None
+    verify: VerifySource | None = None
+    resign: Callable[[], None] | None = None  # O11
+
+
+NO_CAPABILITIES = Capabilities()
+
+
 @runtime_checkable
 class MatchController(Protocol):
     """What a screen may ask of a match (see the module docstring)."""
@@ -87,6 +188,11 @@ class MatchController(Protocol):
 
     @property
     def opponent(self) -> OpponentKind: ...
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this match offers beyond the calls below (see :class:`Capabilities`)."""
+        ...
 
     def view(self) -> SeatView:
         """The local seat's current view (V2)."""

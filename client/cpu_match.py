@@ -4,6 +4,10 @@ The human is seat 0 and moves first, the CPU is seat 1 (V1). The CPU AI sees onl
 ``state.view(1)`` (V3) and its random source is seeded explicitly (R4): the seed goes into the
 saved record's ``players`` entry, so any match can be replayed exactly. CPU steps are paced by
 a :class:`StepPacer` (AI6) on the injected clock.
+
+What the screen hears of a step is the engine's own first event of ``GameState.apply``, as the
+human may see it (``seen_by``: the CPU's plant has no cell, V2), and its ``MatchEnded`` — no rule
+is worked out again here by comparing states.
 """
 
 from __future__ import annotations
@@ -13,12 +17,13 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from mineduel.client.controller import Applied, Ended, MatchEvent, OpponentKind, Refused, Timing
+from mineduel.client.controller import NO_CAPABILITIES, Applied, Capabilities, Ended, MatchEvent, OpponentKind, Refused, Timing
 from mineduel.client.pacing import StepPacer
 from mineduel.shared.ai import cpu as ai
+from mineduel.shared.fairness.record import dumps
+from mineduel.shared.rules import events as ev
 from mineduel.shared.rules.engine import Action, ActionType, GameState, Outcome, Reason, Refusal, Variant
 from mineduel.shared.rules.views import SeatView
-from mineduel.shared.fairness.record import dumps
 
 HUMAN = 0
 CPU = 1
@@ -76,6 +81,11 @@ class CpuMatch:
     @property
     def opponent(self) -> OpponentKind:
         return OpponentKind.CPU
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """None of ONLINE's extras: no deadline, presence, reveal, rematch, verify or resign."""
+        return NO_CAPABILITIES
 
     def view(self) -> SeatView:
         if self._view_cache is None:
@@ -156,22 +166,20 @@ class CpuMatch:
     # ----- the one place that changes the match --------------------------------------------
     def _apply(self, action: Action) -> None:
         state = self.state
-        refusal = state.apply(action)
-        if isinstance(refusal, Refusal):
+        result = state.apply(action)
+        if isinstance(result, Refusal):
             if action.seat == CPU:  # the AI promised a legal step: a bug, not a player error
-                raise RuntimeError(f"the CPU AI chose a refused step {action}: {refusal}")
-            self._events.append(Refused(action, refusal))
+                raise RuntimeError(f"the CPU AI chose a refused step {action}: {result}")
+            self._events.append(Refused(action, result))
             return
         self._view_cache = None
         self._actions.append(action)
-        outcome = state.outcome()
-        if action.type is ActionType.EXPLORE and action.seat == HUMAN and outcome is None:
+        ended = result[-1] if type(result[-1]) is ev.MatchEnded else None
+        if action.type is ActionType.EXPLORE and action.seat == HUMAN and ended is None:
             self._last_human_safe = action.cell
-        # V2: the opponent's plant is announced without its cell.
-        hidden = action.type is ActionType.PLANT and action.seat == CPU
-        self._events.append(Applied(action.seat, action.type, None if hidden else action.cell))
-        if outcome is not None:
-            self._finish(outcome)
+        self._events.append(_applied(ev.seen_by(result[0], HUMAN), action.type))
+        if ended is not None:
+            self._finish(ended.outcome)
         elif state.to_move == CPU:
             self.pacer.arm()  # AI6: the next CPU step 650 ms after this action
         else:
@@ -184,6 +192,18 @@ class CpuMatch:
         self._ended_at = self._wall_clock()
         ko = self.state.ko_cell if outcome.reason is Reason.KO else None
         self._events.append(Ended(outcome, self.state.turn, self._elapsed, ko))
+
+
+def _applied(event: ev.Event, kind: ActionType) -> Applied:
+    """The screen's account of an action's own event (already as the human may see it)."""
+    match event:
+        case ev.Explored(seat, cell) | ev.Flagged(seat, cell) | ev.Unflagged(seat, cell):
+            return Applied(seat, kind, cell)
+        case ev.Planted(seat, hidden_or_cell):
+            return Applied(seat, kind, hidden_or_cell)
+        case ev.TurnEnded(seat):
+            return Applied(seat, kind, None)
+    raise ValueError(f"not the event of a CPU-match action: {event!r}")
 
 
 def _iso(epoch: float) -> str:

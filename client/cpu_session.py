@@ -37,6 +37,12 @@ class CpuSession:
     def difficulty(self) -> str | None:
         return self._difficulty
 
+    can_restart = True  # E4; the menu also offers Online play
+    language_button = False  # the language is in the menu
+
+    def to_lobby(self, scene: GameScene) -> None:
+        """No room to go back to: a CPU match has none."""
+
     def begin(self, scene: GameScene) -> None:
         if self.ctx.settings.language is None:
             self.ctx.stack.open_popup(LanguagePopup(self.ctx, lambda code: self._language_chosen(scene, code), first_run=True))
@@ -44,7 +50,7 @@ class CpuSession:
             self._ask_rules(scene)
 
     def _language_chosen(self, scene: GameScene, code: str) -> None:
-        scene.choose_language(code)
+        scene.flow.choose_language(code)
         self._ask_rules(scene)
 
     def _ask_rules(self, scene: GameScene) -> None:

@@ -9,31 +9,36 @@ world, all on the one reactor that also drives the frames (STYLE.md):
 * :func:`start_host` — "Host on this computer": the real server (``mineduel.server``) started inside
   this process and reactor, its database in the user's data folder, LAN discovery on;
 * :func:`discover_servers` — "Find games on this network": UDP discovery (§12);
-* :func:`make_services` — the three above plus the token store, as the app hands them to the screens;
-* :class:`InProcessServer` — a whole server core on a fake clock with no sockets, for screenshots
-  and tests that need genuine server messages without the network.
+* :func:`make_services` — the three above plus the token store, as the app hands them to the screens.
+
+Each line is decoded once, here (``codec.decode_server``), and handed inward as a typed message;
+a line that breaks the protocol ends the link as *garbage* (a hostile server never crashes or
+freezes the client); a message type this client does not know (a newer server) is skipped. Of
+the server package only :mod:`mineduel.server.client` is imported.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from twisted.internet.abstract import isIPAddress, isIPv6Address
+from twisted.internet.defer import Deferred
 from twisted.internet.endpoints import HostnameEndpoint, TCP4ClientEndpoint, TCP6ClientEndpoint, connectProtocol
-from twisted.internet.error import CannotListenError
-from twisted.internet.interfaces import IHandshakeListener
+from twisted.internet.interfaces import IHandshakeListener, IReactorCore, IStreamClientEndpoint
 from twisted.protocols.basic import LineOnlyReceiver
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from mineduel.client.online_client import CONNECT_TIMEOUT, Connector, FoundServer, HostInfo, LinkListener, OnlineServices
 from mineduel.client.tokens import TokenStore
-from mineduel.shared.wire import protocol
+from mineduel.server import client as server_client
+from mineduel.shared.wire.codec import UnknownServerMessage, decode_server, encode_message
+from mineduel.shared.wire.messages import BadMessage, ClientMessage, Ping, PongReply
+from mineduel.shared.wire.names import DEFAULT_PORT, DEFAULT_UDP_PORT
+
 log = logging.getLogger(__name__)
 
 MAX_LINE = 1 << 20  # server lines can be long (a match_end carries the whole record)
@@ -67,14 +72,17 @@ class _LineLink(LineOnlyReceiver):
         if self._garbage:
             return
         try:
-            msg = protocol.decode(line)
-        except protocol.ProtocolError as exc:
+            msg = decode_server(line)
+        except UnknownServerMessage as exc:
+            log.info("online: skipping a message this client does not know: %s", exc)
+            return
+        except BadMessage as exc:
             self._garbage = True
-            self.listener.link_garbage(self.handle, exc.message)
+            self.listener.link_garbage(self.handle, str(exc))
             self.transport.loseConnection()
             return
-        if msg.get("type") == "ping":
-            self.transport.write(protocol.encode({"type": "pong"}))  # at once, whatever the frame does
+        if isinstance(msg, Ping):
+            self.transport.write(encode_message(PongReply()))  # at once, whatever the frame does
         self.listener.link_message(self.handle, msg)
 
     def lineLengthExceeded(self, line: bytes) -> None:
@@ -86,10 +94,8 @@ class _LineLink(LineOnlyReceiver):
         self.handle.proto = None
         detail = reason.getErrorMessage() if reason is not None else "closed"
         if self.tls and not self._secured:
-            from mineduel.server.tls import is_tls_refusal
-
             if not self.handle.closed:
-                if is_tls_refusal(reason):
+                if server_client.is_tls_refusal(reason):
                     self.listener.link_refused(self.handle, detail)
                 else:
                     self.listener.link_failed(self.handle, detail)
@@ -102,12 +108,12 @@ class TcpLink:
 
     def __init__(self) -> None:
         self.proto: _LineLink | None = None
-        self.attempt: Any = None
+        self.attempt: Deferred[_LineLink] | None = None
         self.closed = False
 
-    def send(self, message: Mapping[str, Any]) -> None:
+    def send(self, message: ClientMessage) -> None:
         if self.proto is not None and self.proto.transport is not None:
-            self.proto.transport.write(protocol.encode(message))
+            self.proto.transport.write(encode_message(message))
 
     def close(self) -> None:
         self.closed = True
@@ -122,7 +128,7 @@ class TcpLink:
             self.proto.transport.abortConnection()
 
 
-def tcp_connector(reactor: Any) -> Connector:
+def tcp_connector(reactor: IReactorCore) -> Connector:
     """Connect with ``HostnameEndpoint`` (names, IPv4 and IPv6); outcomes go to the listener.
 
     ``tls``: TLS on top, the certificate checked against ``pin`` (its SHA-256) or else the system
@@ -131,7 +137,7 @@ def tcp_connector(reactor: Any) -> Connector:
 
     def connect(host: str, port: int, listener: LinkListener, *, tls: bool = False, pin: str | None = None) -> TcpLink:
         link = TcpLink()
-        endpoint: Any
+        endpoint: IStreamClientEndpoint
         if isIPAddress(host):
             endpoint = TCP4ClientEndpoint(reactor, host, port, timeout=CONNECT_TIMEOUT)
         elif isIPv6Address(host):
@@ -139,9 +145,7 @@ def tcp_connector(reactor: Any) -> Connector:
         else:  # a name: resolved off the reactor thread, every address tried
             endpoint = HostnameEndpoint(reactor, host.encode("idna") if not host.isascii() else host, port, timeout=CONNECT_TIMEOUT)
         if tls:
-            from mineduel.server.tls import wrap_client_endpoint
-
-            endpoint = wrap_client_endpoint(endpoint, host, pin)
+            endpoint = server_client.secure_endpoint(endpoint, host, pin)
         proto = _LineLink(listener, link, tls)
 
         def connected(p: _LineLink) -> None:
@@ -175,36 +179,25 @@ def lan_address() -> str:
     return "127.0.0.1"
 
 
-def start_host(reactor: Any, folder: Path, *, port: int = protocol.DEFAULT_PORT, udp_port: int | None = protocol.DEFAULT_UDP_PORT,
-               interface: str = "0.0.0.0", public_host: str | None = None) -> HostInfo:
+def start_host(reactor: IReactorCore, folder: Path, *, port: int = DEFAULT_PORT, udp_port: int | None = DEFAULT_UDP_PORT,
+               interface: str = "0.0.0.0", public_host: str | None = None) -> HostInfo:  # noqa: S104 - a LAN host listens on all interfaces
     """Start the server in this reactor (Host on this computer); the database lives in ``folder``.
 
     If the default port is taken (another server on this machine), any free port is used.
     """
-    from mineduel.server.config import Config
-    from mineduel.server.service import open_storage, start_server
-
     folder.mkdir(parents=True, exist_ok=True)
     public = public_host or lan_address()
-    config = Config(host=interface, port=port, udp_port=udp_port, db=str(folder / SERVER_DB), public_host=public,
-                    name=f"MINE DUEL ({socket.gethostname()[:40]})")
-    storage = open_storage(config)
-    try:
-        handle = start_server(reactor, config, storage=storage)
-    except CannotListenError:
-        log.info("host: port %s is taken; using any free port", port)
-        handle = start_server(reactor, config.with_(port=0), storage=storage)
+    handle = server_client.host_server(reactor, host=interface, port=port, udp_port=udp_port, db=str(folder / SERVER_DB),
+                                       public_host=public, name=f"MINE DUEL ({socket.gethostname()[:40]})")
     return HostInfo(handle.port, public, handle.stop, handle.udp_port)
 
 
-def discover_servers(reactor: Any, *, port: int = protocol.DEFAULT_UDP_PORT, timeout: float = 1.0,
+def discover_servers(reactor: IReactorCore, *, port: int = DEFAULT_UDP_PORT, timeout: float = 1.0,
                      targets: tuple[str, ...] = ("255.255.255.255", "127.0.0.1")) -> Callable[[Callable[[list[FoundServer]], None]], None]:
     """A function that asks the LAN for servers and calls back with what answered."""
-    from mineduel.server.discovery import discover
-
     def run(done: Callable[[list[FoundServer]], None]) -> None:
         try:
-            d = discover(reactor, port, timeout, targets)
+            d = server_client.discover(reactor, port, timeout, targets)
         except Exception as exc:  # noqa: BLE001 - no UDP at all: an empty list, not a crash
             log.warning("discovery failed: %s", exc)
             done([])
@@ -217,7 +210,7 @@ def discover_servers(reactor: Any, *, port: int = protocol.DEFAULT_UDP_PORT, tim
     return run
 
 
-def make_services(reactor: Any, data_dir: Path, *, client_name: str, clipboard: Callable[[str], bool]) -> OnlineServices:
+def make_services(reactor: IReactorCore, data_dir: Path, *, client_name: str, clipboard: Callable[[str], bool]) -> OnlineServices:
     """Everything the online screens use, on ``reactor``, storing files in ``data_dir``."""
     services = OnlineServices(
         connect=tcp_connector(reactor),
@@ -234,138 +227,3 @@ def make_services(reactor: Any, data_dir: Path, *, client_name: str, clipboard: 
 
     services.start_host = host
     return services
-
-
-# ----- an in-process server (no sockets, fake clock) -------------------------------------------------------------
-
-
-class _MemLink:
-    def __init__(self, server: InProcessServer, pid: int, listener: LinkListener) -> None:
-        self.server = server
-        self.pid = pid
-        self.listener = listener
-        self.open = True
-
-    def send(self, message: Mapping[str, Any]) -> None:
-        if self.open:
-            self.server.core.line_received(self.pid, protocol.encode(message)[:-1])
-            self.server.end_turn()
-
-    def close(self) -> None:
-        if self.open:
-            self.open = False
-            self.server.core.connection_lost(self.pid)
-            self.server.end_turn()
-
-
-class _Peer:
-    """A bare scripted connection (the opponent in screenshots)."""
-
-    def __init__(self, server: InProcessServer, pid: int) -> None:
-        self.server = server
-        self.pid = pid
-        self.messages: list[dict[str, Any]] = []
-
-    def send(self, **message: Any) -> list[dict[str, Any]]:
-        before = len(self.messages)
-        self.server.core.line_received(self.pid, protocol.encode(message)[:-1])
-        self.server.end_turn()
-        return self.messages[before:]
-
-    def last(self, kind: str) -> dict[str, Any]:
-        return next(m for m in reversed(self.messages) if m["type"] == kind)
-
-    def drop(self) -> None:
-        self.server.core.connection_lost(self.pid)
-        self.server.end_turn()
-
-
-class InProcessServer:
-    """The real server core on ``task.Clock`` with no sockets: links and scripted peers share it."""
-
-    def __init__(self, seed: int = 1, **config: Any) -> None:
-        import random
-
-        from twisted.internet.task import Clock
-
-        from mineduel.server.config import Config
-        from mineduel.server.session import ServerCore
-        from mineduel.server.storage import MemoryStorage
-
-        self.clock = Clock()
-        self.clock.advance(1_700_000_000.0)
-        self._routes: dict[int, Callable[[dict[str, Any]], None]] = {}
-        self._closers: dict[int, Callable[[], None]] = {}
-        self._links: dict[int, _MemLink] = {}
-        rng = random.Random(seed)
-        settings = {"rate_per_second": 1e6, "rate_burst": 1e6, "idle_timeout": 1e9, "ping_interval": 5.0,
-                    "public_host": "192.168.1.5", **config}
-        self.core = ServerCore(clock=self.clock, randbytes=rng.randbytes, storage=MemoryStorage(), outbox=self,
-                               config=Config(**settings))
-        self.core.start()
-        self._pids = itertools.count(1)
-
-    # Outbox
-    def send(self, peer: int, message: Mapping[str, Any]) -> None:
-        route = self._routes.get(peer)
-        if route is not None:
-            route(protocol.decode(protocol.encode(message)[:-1]))  # exactly what the wire would carry
-
-    def close(self, peer: int) -> None:
-        closer = self._closers.pop(peer, None)
-        self._routes.pop(peer, None)
-        if closer is not None:
-            closer()
-
-    # Connecting
-    def connector(self) -> Connector:
-        def connect(host: str, port: int, listener: LinkListener) -> _MemLink:
-            pid = next(self._pids)
-            link = _MemLink(self, pid, listener)
-            self._links[pid] = link
-            self._routes[pid] = lambda msg: listener.link_message(link, msg)
-
-            def closed() -> None:
-                link.open = False
-                listener.link_closed(link, "closed by the server")
-
-            self._closers[pid] = closed
-            self.core.connection_made(pid, "127.0.0.1", "192.168.1.5", protocol.DEFAULT_PORT)
-            listener.link_open(link)
-            return link
-
-        return connect
-
-    def peer(self, hello: bool = True) -> _Peer:
-        pid = next(self._pids)
-        peer = _Peer(self, pid)
-        self._routes[pid] = peer.messages.append
-        self.core.connection_made(pid, "10.0.0.2", "192.168.1.5", protocol.DEFAULT_PORT)
-        if hello:
-            peer.send(**protocol.hello("peer/1"))
-        return peer
-
-    def cut(self, link: Any) -> None:
-        """The server side sees the connection drop and so does the client (a cut cable)."""
-        for pid, known in self._links.items():
-            if known is link and link.open:
-                link.open = False
-                self._routes.pop(pid, None)
-                self._closers.pop(pid, None)
-                self.core.connection_lost(pid)
-                self.end_turn()
-                link.listener.link_closed(link, "connection lost")
-
-    def advance(self, seconds: float) -> None:
-        self.clock.advance(seconds)
-
-    def end_turn(self) -> None:
-        """What the end of a reactor turn does: the group commit, then the held messages."""
-        self.core.commits.flush()
-
-    def room(self, code: str) -> Any:
-        return self.core.rooms.rooms[code]
-
-    def truth(self, code: str) -> Any:
-        """The server's whole state of a room's match (screenshots set positions up with it)."""
-        return self.core.rooms.rooms[code].match.state

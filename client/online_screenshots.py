@@ -1,7 +1,8 @@
 """The online screens for ``mine-duel screenshots`` (registered into its list when it loads).
 
 Each picture is the real app: its online screen talks to the real server core running in this
-process (:class:`~mineduel.client.net.InProcessServer`, a fake clock, no sockets), and the opponent is
+process (``tests/support/inprocess.py``'s ``InProcessServer``, a fake clock, no sockets: a test double
+found in the source checkout, which is where screenshots are made), and the opponent is
 a scripted connection to the same core. Clicks are real pygame events; moves that only set a
 position up are sent as protocol messages. Client seeds are fixed, so the first-player draw and
 the pictures are the same on every run.
@@ -19,11 +20,23 @@ from mineduel.shared.rules.bitboard import FULL, cells
 from mineduel.shared.rules.engine import Phase
 
 
+def in_process_server() -> Any:
+    """``InProcessServer`` from the checkout's tests/support (the screenshots run from a checkout)."""
+    import sys
+
+    tests = Path(__file__).resolve().parents[1] / "tests"
+    if tests.is_dir() and str(tests) not in sys.path:
+        sys.path.insert(0, str(tests))
+    from support.inprocess import InProcessServer
+
+    return InProcessServer
+
+
 class Rig:
     """An app on the online screen, connected to an in-process server, and a scripted opponent."""
 
     def __init__(self, s: Shooter, *, tokens_ok: bool = True) -> None:
-        from mineduel.client.net import InProcessServer
+        InProcessServer = in_process_server()
         from mineduel.client.online_client import FoundServer, HostInfo, OnlineServices
         from mineduel.client.scenes.online import OnlineScene
         from mineduel.client.tokens import TokenStore
@@ -62,9 +75,9 @@ class Rig:
         popup = self.s.app.stack.popup
         scene = self.top
         group = popup.widgets if popup is not None else scene.widgets
-        if popup is None and getattr(scene, "panel_open", False):
+        if popup is None and isinstance(scene, GameScene) and scene.panel.open:
             try:
-                self.s.click(scene.panel.by_name(name).rect.center)
+                self.s.click(scene.panel.widgets.by_name(name).rect.center)
                 return
             except KeyError:
                 pass
@@ -101,7 +114,13 @@ class Rig:
     def send(self, seat: int, msg: dict[str, Any]) -> None:
         self.server.advance(2.0)  # the server's clock moves as people think (E1's time is the server's)
         if seat == self.my_seat:
-            self.client.send_action(msg, lambda code: None)
+            from mineduel.shared.wire.messages import MatchAction
+            from mineduel.shared.wire.names import ClientType
+
+            cell = msg.get("cell")
+            match = self.client.match
+            self.client.send_action(MatchAction(ClientType(msg["type"]), None if cell is None else cell[0] * 8 + cell[1],
+                                                match.match_id, match.seq), lambda code: None)
         else:
             self.peer.send(**msg)
         self.s.frame(0.02)
@@ -328,14 +347,16 @@ def _error(s: Shooter) -> None:
             listener.link_open(self)
 
         def send(self, message: Any) -> None:
-            if message.get("type") == "hello":
-                self.listener.link_message(self, {"type": "welcome", "protocol": 2, "server_time": 0})
+            from mineduel.shared.wire.messages import Hello, Welcome
+
+            if isinstance(message, Hello):
+                self.listener.link_message(self, Welcome(2, "stranger", "9", 0.0, 8192, 20.0, 40.0, 5.0, 15.0, 20.0, 120.0))
 
         def close(self) -> None:
             pass
 
     services: OnlineServices = rig.client.services
-    services.connect = lambda host, port, listener: Stranger(listener)
+    services.connect = lambda host, port, listener, **tls: Stranger(listener)
     rig.lobby.address_field.set_text("192.168.1.40:47650")
     rig.click("connect")
     s.settle(0.3)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 import pygame
 
@@ -30,6 +30,7 @@ from mineduel.client.ui.widgets import WidgetGroup
 if TYPE_CHECKING:
     from mineduel.client.controller import MatchController
     from mineduel.client.i18n import Translator
+    from mineduel.client.online_client import OnlineClient, OnlineServices
     from mineduel.client.records import RecordStore
     from mineduel.client.settings import Settings, SettingsStore
     from mineduel.client.ui.text import FontBook
@@ -49,6 +50,12 @@ class Allowed:
     save_settings: bool = True  # a chosen language is remembered between runs (U5)
 
 
+class NewCpuMatch(Protocol):
+    """Makes the CPU match the rules popup's Start asks for (client/app.py: a ``CpuMatch``)."""
+
+    def __call__(self, *, difficulty: str, seed: int | None) -> MatchController: ...
+
+
 @dataclass(eq=False)
 class Context:
     """Everything scenes share, passed explicitly (no session singleton)."""
@@ -60,11 +67,12 @@ class Context:
     settings: Settings
     records: RecordStore
     invalidate: Callable[[pygame.Rect | None], None]
-    new_cpu_match: Callable[..., MatchController]
+    new_cpu_match: NewCpuMatch
     quit: Callable[[], None]
     ensure_visible: Callable[[pygame.Rect], None] = lambda rect: None
-    make_gui: Callable[[], Any] | None = None
-    online_services: Callable[[], Any] | None = None  # the online screens' network services (client/net.py)
+    online_services: Callable[[], OnlineServices] | None = None  # the online screens' network services (client/net.py)
+    # A fresh online session on these services, pumped by the app's frame loop from now on.
+    open_session: Callable[[OnlineServices], OnlineClient] | None = None
     size: tuple[int, int] = SIZE
     keyboard: bool = False  # the last input came from the keyboard: show focus rings
     allowed: Allowed = Allowed()
@@ -82,9 +90,6 @@ class Context:
 
 class Scene:
     """One screen (or, via :class:`Popup`, one overlay)."""
-
-    #: Whether this scene wants pygame_gui: the stack then feeds the context's UIManager.
-    uses_gui = False
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx

@@ -13,8 +13,12 @@ One scene with pages chosen from the :class:`~mineduel.client.online_client.Onli
 * **connecting / reconnecting / error** — what is happening, and always a way back.
 
 A language selector sits at the top of every page (U5: with nothing saved the screen is Korean).
-When a match starts the match screen (:mod:`.online_game`) is pushed over this one; this scene keeps
-running the session underneath (it is updated every frame, covered or not).
+The session itself is the app's: the frame loop pumps it, and this scene reads its frozen
+``SessionSnapshot``, rebuilding a page only when the snapshot changed — and never while the match
+screen covers it (it is rebuilt when uncovered). When a match starts the one match screen
+(:class:`~mineduel.client.scenes.game.GameScene`) is pushed over this one with an
+:class:`OnlineMatchSession`; a new match id gives it the new match (O14), a failed session takes
+it down again so this page shows why.
 """
 
 from __future__ import annotations
@@ -28,15 +32,18 @@ from typing import Any
 import pygame
 
 from mineduel.client.i18n import native_name
-from mineduel.client.online_client import Conn, FoundServer, OnlineClient, OnlineServices
+from mineduel.client.online_client import Conn, FoundServer, OnlineClient, OnlineServices, SessionSnapshot
 from mineduel.client.scenes.base import Context, Scene
+from mineduel.client.scenes.game import GameScene
 from mineduel.client.tokens import SavedSession, TokenStore
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind, TextEvent
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
 from mineduel.client.ui.textfield import TextField
 from mineduel.client.ui.widgets import Button, WidgetGroup
-from mineduel.shared.wire import protocol
+from mineduel.shared.wire import codec, links
+from mineduel.shared.wire.names import DEFAULT_PORT, INVITE_SCHEME, INVITE_SCHEME_TLS, PROTOCOL_VERSION, ROOM_CODE_ALPHABET
+
 log = logging.getLogger(__name__)
 
 W = 390
@@ -44,14 +51,14 @@ LEFT, INNER = 8, 374
 TOP_BAR = pygame.Rect(0, 0, W, 60)
 TITLE_Y = 84
 CONTENT_Y = 112
-CODE_CHARS = frozenset(protocol.ROOM_CODE_ALPHABET + protocol.ROOM_CODE_ALPHABET.lower() + "0o1il")
+CODE_CHARS = frozenset(ROOM_CODE_ALPHABET + ROOM_CODE_ALPHABET.lower() + "0o1il")
 ADDRESS_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]_")
 LINK_CHARS = ADDRESS_CHARS | frozenset("/?=")  # "?pin=" on TLS links
 
 
 def _is_link(text: str) -> bool:
     """``mineduel://…`` or ``mineduels://…`` (TLS)."""
-    return text.strip().startswith((protocol.INVITE_SCHEME + "://", protocol.INVITE_SCHEME_TLS + "://"))
+    return text.strip().startswith((INVITE_SCHEME + "://", INVITE_SCHEME_TLS + "://"))
 
 
 def parse_address(text: str) -> tuple[str, int] | None:
@@ -74,7 +81,7 @@ def parse_address(text: str) -> tuple[str, int] | None:
     if port_text is None or not host:
         return None
     if port_text == "":
-        return host, protocol.DEFAULT_PORT
+        return host, DEFAULT_PORT
     if not port_text.isdigit() or not 0 < int(port_text) < 65536:
         return None
     return host, int(port_text)
@@ -84,6 +91,28 @@ def pending_resume(data_dir: Path | None) -> SavedSession | None:
     """A stored seat whose match was running when the client stopped: resume it at start (O12)."""
     saved = TokenStore(data_dir).load()
     return saved if saved is not None and saved.playing else None
+
+
+class OnlineMatchSession:
+    """The match screen's :class:`~mineduel.client.scenes.game.Session` online: matches start on the
+    server (nothing to begin or restart here); after the end the player goes back to the room."""
+
+    difficulty = None
+    can_restart = False
+    language_button = True
+
+    def __init__(self, lobby: OnlineScene) -> None:
+        self.lobby = lobby
+
+    def begin(self, scene: GameScene) -> None:
+        pass
+
+    def restart(self, scene: GameScene) -> None:
+        pass
+
+    def to_lobby(self, scene: GameScene) -> None:
+        """Back to the room (after the end): the waiting room offers Ready (a rematch) or Leave."""
+        self.lobby.match_left(scene)
 
 
 class OnlineScene(Scene):
@@ -111,9 +140,11 @@ class OnlineScene(Scene):
         self.copied: bool | None = None
         self.hosting: str | None = None
         self.page = ""
-        self._seen_version = -1
-        self._match_scene: Any = None
-        self._shown_seconds: int | None = None
+        self._seen: SessionSnapshot | None = None
+        self._covered = False
+        self._match_scene: GameScene | None = None
+        self._dismissed_match: str | None = None
+        self.rebuilds = 0  # pages built (a test counts them: a ping builds none)
 
     # ----- lifecycle ----------------------------------------------------------------------------------
     def enter(self) -> None:
@@ -128,7 +159,8 @@ class OnlineScene(Scene):
             self.client = None
         else:
             self._services = services
-            self.client = OnlineClient(services, self.ctx.clock)
+            opener = self.ctx.open_session
+            self.client = opener(services) if opener is not None else OnlineClient(services, self.ctx.clock)
             self.tokens_ok = services.tokens.available()
             self.saved = services.tokens.load()
             if self._resume is not None:
@@ -140,6 +172,14 @@ class OnlineScene(Scene):
     def leave(self) -> None:
         if self.client is not None:
             self.client.close()
+
+    def pause(self, reason: str) -> None:
+        if reason == "covered":
+            self._covered = True
+
+    def resume(self, reason: str) -> None:
+        if reason == "covered":
+            self._covered = False
 
     def relayout(self) -> None:
         self._rebuild()
@@ -184,15 +224,16 @@ class OnlineScene(Scene):
         link without a room only connects to the server.
         """
         try:
-            parsed = protocol.parse_link(link)
+            parsed = links.parse_link(link)
         except ValueError:
             self.local_notice = ("online.error.bad_link", {})
             self._rebuild()
             return
-        assert self.client is not None
+        client = self.client
+        assert client is not None
         code = parsed.code
-        then = None if code is None else (lambda: self.client.peek(code))  # type: ignore[union-attr]
-        self.client.connect(parsed.host, parsed.port, then=then, tls=parsed.tls, pin=parsed.pin)
+        then = None if code is None else (lambda: client.peek(code))
+        client.connect(parsed.host, parsed.port, then=then, tls=parsed.tls, pin=parsed.pin)
 
     def host_here(self) -> None:
         services = self._services
@@ -217,7 +258,7 @@ class OnlineScene(Scene):
 
         def done(found: list[FoundServer]) -> None:
             self.searching = False
-            self.found = [s for s in found if s.protocol == protocol.PROTOCOL_VERSION]
+            self.found = [s for s in found if s.protocol == PROTOCOL_VERSION]
             self._rebuild()
 
         services.discover(done)
@@ -249,8 +290,8 @@ class OnlineScene(Scene):
             self.open_link(text)
             return
         try:
-            code = protocol.room_code(text)
-        except protocol.ProtocolError:
+            code = codec.room_code(text)
+        except ValueError:
             self.local_notice = ("online.bad_code", {})
             self._rebuild()
             return
@@ -303,13 +344,15 @@ class OnlineScene(Scene):
         if self.local_notice is not None:
             return self.local_notice
         if self.client is not None and self.client.notice is not None:
-            return self.client.notice
+            key, params = self.client.notice
+            return key, dict(params)
         return None
 
     def _rebuild(self) -> None:
         self.page = self._page_for_state()
+        self.rebuilds += 1
         if self.client is not None:
-            self._seen_version = self.client.version
+            self._seen = self.client.snapshot()
         t = self.ctx.t
         buttons: list[Button] = [
             Button(pygame.Rect(LEFT, 8, 46, 46), lambda: "", self.back, style="ghost", icon="back", icon_color=palette.INK,
@@ -394,8 +437,10 @@ class OnlineScene(Scene):
             info = c.room_info if c else None
             self._layout["card"] = pygame.Rect(LEFT, y, INNER, 250)
             y += 250 + 14
-            button(56, lambda: t("online.join"), (lambda: c.join(info["room"])) if c and info else (lambda: None), style="primary",
-                   icon="person", name="join", enabled=bool(info and info.get("open")) and self.tokens_ok and c.busy is None, text_size=18)
+            room = None if info is None else info.room
+            button(56, lambda: t("online.join"), (lambda: c.join(room)) if c and room else (lambda: None), style="primary",
+                   icon="person", name="join", enabled=bool(info and info.open) and self.tokens_ok and c is not None and c.busy is None,
+                   text_size=18)
             self._layout["notice_y"] = y
             buttons.append(Button(bottom, lambda: t("action.back"), self.back, style="ghost", icon="back", name="room_back"))
         elif page == "waiting":
@@ -406,9 +451,8 @@ class OnlineScene(Scene):
             y = card.bottom + 12
             self._layout["seats_y"] = y
             y += 96 + 12
-            me = (c.room or {}).get("me") if c else None
-            ready = bool(me and me.get("ready"))
-            has_opponent = bool(c and c.room and c.room.get("opponent"))
+            ready = c is not None and c.room is not None and c.room.me.ready
+            has_opponent = c is not None and c.room is not None and c.room.opponent is not None
             button(56, lambda: t("online.ready_done" if ready else "online.ready"), lambda: c.ready(not ready) if c else None,
                    style="selected" if ready else "primary", icon="check" if ready else None, name="ready",
                    enabled=has_opponent and c is not None and c.connected, text_size=18)
@@ -433,24 +477,24 @@ class OnlineScene(Scene):
 
     # ----- the frame -------------------------------------------------------------------------------------------
     def update(self, now: float) -> None:
+        """Read the session's snapshot (the app's frame loop pumped it): rebuild only when it changed."""
         client = self.client
         if client is None:
             return
-        client.update()
+        if self.ctx.open_session is None:
+            client.update()  # no app pumps it (a scene made on its own)
         self._follow_match()
-        if client.version != self._seen_version or self._page_for_state() != self.page:
+        if self._covered:
+            return  # rebuilt when uncovered (SceneStack.pop relayouts the new top)
+        snapshot = client.snapshot()
+        if snapshot != self._seen or self._page_for_state() != self.page:
             if self.page != "waiting" or self._page_for_state() != "waiting":
                 self.copied = None
             self._rebuild()
-        if self.page == "reconnecting":
-            left = client.next_retry_in()
-            shown = None if left is None else int(left + 0.999)
-            if shown != self._shown_seconds:
-                self._shown_seconds = shown
-                self.ctx.invalidate(None)
 
     def _follow_match(self) -> None:
-        """Show the match screen when a match runs; a new match id replaces its match (O14)."""
+        """Show the match screen when a match runs; a new match id replaces its match (O14); a failed
+        session takes it down (this page shows why, with a way back)."""
         client = self.client
         assert client is not None
         match = client.match
@@ -459,22 +503,31 @@ class OnlineScene(Scene):
             self._match_scene = scene = None
             if match is not None and match.outcome is None:
                 return  # the player left the screen mid-match on purpose: the lobby shows Return
+        if scene is not None and client.conn == Conn.FAILED:
+            self.match_left(scene)
+            return
         if match is None or not match.ready:
             return
         if scene is None:
-            if match.end is not None and getattr(self, "_dismissed_match", None) == match.match_id:
+            if match.end is not None and self._dismissed_match == match.match_id:
                 return
-            from mineduel.client.scenes.online_game import OnlineGameScene
-
-            scene = OnlineGameScene(self.ctx, client, on_leave=self._match_left, hosting=self.hosting)
+            scene = GameScene(self.ctx, OnlineMatchSession(self))
             self._match_scene = scene
             self.ctx.stack.push(scene)
         if scene.controller is not match:
             scene.attach(match)
 
-    def _match_left(self, match_id: str) -> None:
-        self._dismissed_match = match_id
+    def match_left(self, scene: GameScene) -> None:
+        """The match screen goes (Back to the room, or the session failed); this page shows again."""
+        controller = scene.controller
+        self._dismissed_match = None if controller is None or self.client is None or self.client.match is None else self.client.match.match_id
         self._match_scene = None
+        scene.controller = None  # the session keeps the match; nothing to close here
+        stack = self.ctx.stack
+        if scene in stack.scenes:
+            while stack.top is not scene:
+                stack.pop()
+            stack.pop()
 
     def next_wakeup(self, now: float) -> float | None:
         if self.client is None:
@@ -533,7 +586,7 @@ class OnlineScene(Scene):
         if c is None or c.address is None or self.page == "home":
             return
         host, port = c.address
-        text = self.hosting or protocol.invite_link(host, port, "X")[len("mineduel://"):-len("/join/X")]
+        text = self.hosting or links.invite_link(host, port, "X")[len("mineduel://"):-len("/join/X")]
         blit_text(canvas, self.ctx.fonts, text, 13, palette.INK_SOFT, midright=(LEFT + INNER - 4, TITLE_Y + 2))
 
     def _warning(self, canvas: pygame.Surface, text: str, y: int) -> None:
@@ -581,17 +634,17 @@ class OnlineScene(Scene):
         if not info:
             return
         blit_text(canvas, fonts, t("online.room_code"), 14, palette.INK_SOFT, bold=True, midleft=(card.left + 18, card.top + 24))
-        self._big_code(canvas, str(info["room"]), (card.centerx, card.top + 70))
-        status = str(info.get("status", "waiting"))
+        self._big_code(canvas, info.room, (card.centerx, card.top + 70))
+        status = info.status
         status_key = f"online.room_status.{status}" if status in ("waiting", "playing", "finished") else "online.room_status.waiting"
-        lines = [t(status_key), t("online.seats", count=int(info.get("seats", 0)))]
-        if not info.get("open"):
+        lines = [t(status_key), t("online.seats", count=info.seats)]
+        if not info.open:
             lines.append(t("online.room_full"))
         y = card.top + 118
         for i, line in enumerate(lines):
             blit_text(canvas, fonts, line, 16, palette.WARN if i == 2 else palette.INK, bold=i == 0, midleft=(card.left + 18, y))
             y += 26
-        self._commitment(canvas, str(info.get("commitment", "")), pygame.Rect(card.left + 18, card.bottom - 68, card.width - 36, 60))
+        self._commitment(canvas, info.commitment, pygame.Rect(card.left + 18, card.bottom - 68, card.width - 36, 60))
 
     def _big_code(self, canvas: pygame.Surface, code: str, center: tuple[int, int]) -> None:
         fonts = self.ctx.fonts
@@ -632,35 +685,34 @@ class OnlineScene(Scene):
             size = fonts.fit_size(text, 13, 160)
             blit_text(canvas, fonts, text, size, color, midright=(card.right - 16, card.top + 74))
         # Both seats.
-        room = c.room or {}
+        room = c.room
         y = self._layout["seats_y"]
         w = (INNER - 10) // 2
         for i, (key, color, badge) in enumerate((("me", palette.ME, "person"), ("opponent", palette.OPP, "person"))):
             rect = pygame.Rect(LEFT + i * (w + 10), y, w, 96)
-            side = room.get(key)
+            side = None if room is None else (room.me if key == "me" else room.opponent)
             canvas.blit(shapes.rounded(rect.size, 16, palette.CARD, 1, palette.CARD_BORDER), rect)
             canvas.blit(shapes.circle(34, color if side else palette.CARD_RAISED), (rect.left + 10, rect.top + 10))
             canvas.blit(shapes.icon(badge, 22, palette.ON_ACCENT), (rect.left + 16, rect.top + 16))
             name = t("status.you" if key == "me" else "status.opponent")
             blit_text(canvas, fonts, name, 16, palette.INK, bold=True, midleft=(rect.left + 52, rect.top + 27))
-            if not isinstance(side, dict):
+            if side is None:
                 blit_paragraph(canvas, fonts, t("online.state.empty"), 13, palette.INK_SOFT,
                                pygame.Rect(rect.left + 12, rect.top + 54, rect.width - 20, 40), max_lines=2)
                 continue
-            connected = bool(side.get("connected")) and (key != "me" or c.connected)
+            connected = side.connected and (key != "me" or c.connected)
             dot = palette.GOOD if connected else palette.WARN
             canvas.blit(shapes.circle(10, dot), (rect.left + 14, rect.top + 57))
             blit_text(canvas, fonts, t("online.state.connected" if connected else "online.state.disconnected"), 13,
                       palette.INK_SOFT, midleft=(rect.left + 30, rect.top + 62))
-            ready = bool(side.get("ready"))
+            ready = side.ready
             if ready:
                 canvas.blit(shapes.icon("check", 16, palette.GOOD), (rect.left + 11, rect.top + 74))
             blit_text(canvas, fonts, t("online.state.ready" if ready else "online.state.not_ready"), 13,
                       palette.GOOD if ready else palette.INK_FAINT, bold=ready, midleft=(rect.left + 30, rect.top + 82))
-        me = room.get("me") or {}
-        if not room.get("opponent"):
+        if room is None or room.opponent is None:
             status = t("online.waiting_opponent")
-        elif me.get("ready"):
+        elif room.me.ready:
             status = t("online.waiting_ready")
         else:
             status = t("online.press_ready")
@@ -668,7 +720,7 @@ class OnlineScene(Scene):
         blit_text(canvas, fonts, status, size, palette.INK_SOFT, center=(W // 2, self._layout["status_y"] + 10))
         commit_rect = pygame.Rect(LEFT, self._layout["commit_y"], INNER, 84)
         canvas.blit(shapes.rounded(commit_rect.size, 14, palette.PANEL), commit_rect)
-        self._commitment(canvas, str(room.get("next_commitment", "")), commit_rect.inflate(-28, -20))
+        self._commitment(canvas, "" if room is None else room.next_commitment, commit_rect.inflate(-28, -20))
         self._layout["notice_y"] = commit_rect.bottom + 10
 
     def _draw_connecting(self, canvas: pygame.Surface) -> None:

@@ -46,7 +46,7 @@ def test_seeded_match_from_language_picker_to_result_and_restart(driver, tmp_pat
     d.wait(0.3)
     assert app.stack.popup is None and app.game.controller is not None
     assert app.session.difficulty == "normal"
-    assert app.game.instruction() == "Opening: open any cell"
+    assert app.game.words.instruction() == "Opening: open any cell"
 
     # Opening: my first explore is a click on a cell; it turns blue (B3), pixels say so.
     first = MY_PLAN[0]
@@ -105,7 +105,7 @@ def test_seeded_match_from_language_picker_to_result_and_restart(driver, tmp_pat
     d.click_button("export")
     exported = list((tmp_path / "exports").glob("*.json"))
     assert len(exported) == 1 and exported[0].read_text(encoding="utf-8") == saved[0].read_text(encoding="utf-8")
-    assert str(exported[0]) in app.game._record_line()[0]
+    assert str(exported[0]) in app.game.flow.record_line()[0]
 
     # E4: Restart goes through a confirmation; cancelling returns to the result.
     d.click_button("restart")

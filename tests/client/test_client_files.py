@@ -126,7 +126,7 @@ def test_failed_record_save_is_shown_on_the_result(tmp_path):
         d.click_button("start")
         d.click_cell(1 * 8 + 4)  # KO
         d.wait(1.0)
-        text, is_error = d.app.game._record_line()
+        text, is_error = d.app.game.flow.record_line()
         assert is_error and text.startswith("記録を保存できませんでした")
     finally:
         d.close()

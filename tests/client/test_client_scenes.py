@@ -146,7 +146,7 @@ def test_refusals_say_why(started):
     d.click_button("mode:mine")
     d.click_cell(0)
     assert d.app.game.message[:1] == ("refusal.revealed",)
-    assert d.app.game.event_line() == ("That cell is already open", True)
+    assert d.app.game.words.event_line() == ("That cell is already open", True)
     assert d.app.game.view() == before
 
 
@@ -155,7 +155,7 @@ def test_input_mode_follows_the_phase(started):
     d, spy = started
     game = d.app.game
     assert game.mode == "explore"
-    assert not game.mode_enabled("flag")  # F1: no markers in the opening
+    assert not game.controls.mode_enabled("flag")  # F1: no markers in the opening
     d.click_cell(0)
     d.frame(0.7)
     assert game.mode == "mine"
@@ -172,7 +172,7 @@ def test_hidden_information_never_drawn_in_the_status_line(started):
     d.click_cell(63)
     d.frame(0.7)
     assert d.app.game.message[0] == "event.cpu_planted"
-    assert d.app.game.event_line() == ("CPU planted a mine somewhere", False)
+    assert d.app.game.words.event_line() == ("CPU planted a mine somewhere", False)
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -190,7 +190,7 @@ def test_every_button_is_tall_enough_and_its_label_fits(tmp_path, language):
         d.click_button("menu.language")
         groups.append(("language", app.stack.popup.widgets))
         d.key(pygame.K_ESCAPE)
-        app.game.confirm_restart()
+        app.game.flow.confirm_restart()
         d.frame()
         assert isinstance(app.stack.popup, ConfirmPopup)
         groups.append(("confirm", app.stack.popup.widgets))

@@ -20,13 +20,16 @@ from mineduel.client.net import discover_servers, make_services, start_host, tcp
 from mineduel.client.online_client import Conn, OnlineServices
 from mineduel.client.online_match import OnlineMatch
 from mineduel.client.scenes.online import OnlineScene, parse_address
-from mineduel.client.scenes.online_game import OnlineGameScene, VerifyPopup
+from mineduel.client.scenes.game import GameScene as OnlineGameScene
+from mineduel.client.scenes.match_panels import VerifyPopup
 from mineduel.client.tokens import SavedSession, TokenStore
 from mineduel.server.config import Config
 from mineduel.server.service import start_server
 from mineduel.server.storage import SQLiteStorage
 from support.harness import oracle_message
 from mineduel.shared.rules.bitboard import cells
+from mineduel.shared.wire.codec import encode_message, parse_server
+from mineduel.shared.wire.messages import MatchStart, State, Welcome
 
 
 def _reactor():
@@ -117,8 +120,8 @@ class Player:
         scene = self.top
         if popup is not None:
             group = popup.widgets
-        elif getattr(scene, "panel_open", False) and any(b.name == name for b in scene.panel.buttons):
-            group = scene.panel
+        elif isinstance(scene, OnlineGameScene) and scene.panel.open and any(b.name == name for b in scene.panel.widgets.buttons):
+            group = scene.panel.widgets
         else:
             group = scene.widgets
         button = group.by_name(name)
@@ -174,13 +177,13 @@ async def seated_pair(tmp_path, server, *, b_language="en"):
     await pump(lambda: b.lobby.page == "room", a, b)
     assert len(server.room(a.client.room_code).seats) == 1  # O1: opening the link seated nobody
     b.click("join")
-    await pump(lambda: b.lobby.page == "waiting" and a.client.room.get("opponent") is not None, a, b)
+    await pump(lambda: b.lobby.page == "waiting" and a.client.room.opponent is not None, a, b)
     return a, b
 
 
 async def start_match(a, b):
     a.click("ready")
-    await pump(lambda: (a.client.room or {}).get("me", {}).get("ready"), a, b)
+    await pump(lambda: a.client.room is not None and a.client.room.me.ready, a, b)
     b.click("ready")
     await pump(lambda: isinstance(a.top, OnlineGameScene) and isinstance(b.top, OnlineGameScene)
                and a.top.controller is not None and b.top.controller is not None, a, b)
@@ -217,9 +220,9 @@ async def test_ko_then_rematch_with_sides_swapped(tmp_path, server):
     """O1–O3, O7, O13–O14, U6, E1–E2: lobby, link, Ready, a match to KO, the result panel, View board, verify, rematch swapped."""
     a, b = await seated_pair(tmp_path, server)
     try:
-        commitment = a.client.room["next_commitment"]
+        commitment = a.client.room.next_commitment
         await start_match(a, b)
-        assert a.match.commitment == commitment  # the match uses the seed committed in the waiting room (R1)
+        assert a.match.start.commitment == commitment  # the match uses the seed committed in the waiting room (R1)
         code = a.client.room_code
         match = server.room(code).match
         while match.state.turn < 3:
@@ -232,18 +235,18 @@ async def test_ko_then_rematch_with_sides_swapped(tmp_path, server):
         ko = next(cells(st.mines[opp] & ~st.mines[st.to_move] & ~st.revealed & ~st.any_marker))
         first_id, seats = match.id, {p: p.match.seat for p in (a, b)}
         mover.click_cell(ko)
-        await pump(lambda: a.top.panel_open and b.top.panel_open, a, b)
+        await pump(lambda: a.top.panel.open and b.top.panel.open, a, b)
         loser, winner = mover, (b if mover is a else a)
-        assert loser.top.result_kind() == "loss" and winner.top.result_kind() == "win"
-        assert winner.top.reason_text() == "KO: your opponent hit your mine"
-        assert loser.top.instruction().startswith("You lose")
+        assert loser.top.words.result_kind() == "loss" and winner.top.words.result_kind() == "win"
+        assert winner.top.words.reason_text() == "KO: your opponent hit your mine"
+        assert loser.top.words.instruction().startswith("You lose")
         assert winner.match.timing().turn == match.state.turn  # E1: from the server
         # E2: View board shows the reveal; View result brings the panel back.
         winner.click("view_board")
-        assert not winner.top.panel_open and winner.top.viewing_board
-        assert winner.match.reveal.opponent_mines | winner.match.reveal.my_mines
+        assert not winner.top.panel.open and winner.top.viewing_board
+        assert winner.match.reveal().opponent_mines | winner.match.reveal().my_mines
         winner.click("end_turn")  # "View result"
-        assert winner.top.panel_open
+        assert winner.top.panel.open
         winner.click("verify")
         popup = winner.app.stack.popup
         assert isinstance(popup, VerifyPopup) and popup.report.ok
@@ -251,14 +254,14 @@ async def test_ko_then_rematch_with_sides_swapped(tmp_path, server):
         winner.click("close")
         # O14: rematch needs both; the agreement shows on the other side.
         winner.click("rematch")
-        await pump(lambda: loser.client.rematch_state["opponent"], a, b)
-        assert loser.top.panel_open
+        await pump(lambda: loser.client.rematch_opponent, a, b)
+        assert loser.top.panel.open
         loser.click("rematch")
         await pump(lambda: a.match.match_id != first_id and b.match.match_id != first_id and a.top.controller is a.match
                    and b.top.controller is b.match, a, b)
         for p in (a, b):
             assert p.match.seat == 1 - seats[p]  # sides swapped
-            assert p.top.ended is None and not p.top.panel_open and not p.top.viewing_board  # previous viewing state dropped
+            assert p.top.ended is None and not p.top.panel.open and not p.top.viewing_board  # previous viewing state dropped
         assert server.room(code).match.first_rule == "swap"
     finally:
         close_all(a, b)
@@ -276,27 +279,27 @@ async def test_every_ending_reaches_the_result_panel(tmp_path, server, ending):
         if ending == "score":
             while not match.over:
                 await play_one(server, a, b)
-            await pump(lambda: a.top.panel_open and b.top.panel_open, a, b)
+            await pump(lambda: a.top.panel.open and b.top.panel.open, a, b)
             scores = match.state.scores()
             me, them = scores[a.match.seat], scores[b.match.seat]
-            assert a.top.reason_text() == f"Score {me} : {them}"
+            assert a.top.words.reason_text() == f"Score {me} : {them}"
         elif ending == "resign":
             await play_one(server, a, b)
             b.d.key(pygame.K_ESCAPE)
             b.click("online.resign")
             assert b.app.stack.popup is not None  # a confirmation first
             b.click("confirm")
-            await pump(lambda: a.top.panel_open and b.top.panel_open, a, b)
-            assert b.top.reason_text() == "You resigned" and a.top.reason_text() == "Your opponent resigned"
+            await pump(lambda: a.top.panel.open and b.top.panel.open, a, b)
+            assert b.top.words.reason_text() == "You resigned" and a.top.words.reason_text() == "Your opponent resigned"
         elif ending == "disconnect":
             b.client.close()  # B's program is gone: a clean close is detected at once (O12)
             await pump(lambda: a.client.opponent_away_until is not None, a)
             await elapse(30.0, a)
-            assert a.top._banner()[0] == "Opponent disconnected: 90s left"
+            assert a.top.words.banner()[0] == "Opponent disconnected: 90s left"
             server.advance(121)
-            await pump(lambda: a.top.panel_open, a)
-            assert a.top.reason_text() == "Your opponent didn't come back"
-            assert a.top.result_kind() == "win"
+            await pump(lambda: a.top.panel.open, a)
+            assert a.top.words.reason_text() == "Your opponent didn't come back"
+            assert a.top.words.result_kind() == "win"
         else:
             a.client.close()
             b.client.close()
@@ -304,8 +307,8 @@ async def test_every_ending_reaches_the_result_panel(tmp_path, server, ending):
             server.advance(125)
             assert match.over
             a.lobby.resume_saved() if a.lobby.saved else a.client.resume_saved(a.services.tokens.load())
-            await pump(lambda: isinstance(a.top, OnlineGameScene) and a.top.panel_open, a)
-            assert a.top.result_kind() == "void" and a.top.reason_text() == "Void: both players left"
+            await pump(lambda: isinstance(a.top, OnlineGameScene) and a.top.panel.open, a)
+            assert a.top.words.result_kind() == "void" and a.top.words.reason_text() == "Void: both players left"
     finally:
         close_all(a, b)
 
@@ -320,8 +323,8 @@ async def test_cut_connection_comes_back_by_itself(tmp_path, server):
         match_id, seq = a.match.match_id, a.match.seq
         a.client._link.abort()  # a cut cable
         await pump(lambda: a.client.conn == Conn.RECONNECTING, a)
-        assert a.top.instruction() == "Reconnecting..."
-        assert a.top._banner() is not None
+        assert a.top.words.instruction() == "Reconnecting..."
+        assert a.top.words.banner() is not None
         await pump(lambda: a.client.conn == Conn.OPEN and a.client.busy is None and b.client.opponent_away_until is None, a, b)
         assert a.match.match_id == match_id and a.match.seq == seq and isinstance(a.top, OnlineGameScene)
         await play_one(server, a, b)
@@ -385,7 +388,7 @@ async def test_host_on_this_computer_and_find_it_on_the_network(tmp_path):
         await pump(lambda: b.lobby.page == "server", a, b)
         b.type_into(b.lobby.code_field, a.client.room_code.lower())
         b.click("join_code")
-        await pump(lambda: b.lobby.page == "waiting" and (a.client.room or {}).get("opponent"), a, b)
+        await pump(lambda: b.lobby.page == "waiting" and a.client.room is not None and a.client.room.opponent is not None, a, b)
     finally:
         close_all(*(p for p in (a, b) if p is not None))
         if "info" in hosted:
@@ -414,7 +417,7 @@ async def test_bad_servers_give_a_message_and_a_way_back(tmp_path, server, kind)
             await start_match(a, b)
             await server.handle.stop()
             await pump(lambda: a.client.conn == Conn.RECONNECTING, a, b)
-            assert a.top._banner() is not None and isinstance(a.top, OnlineGameScene)
+            assert a.top.words.banner() is not None and isinstance(a.top, OnlineGameScene)
             a.d.key(pygame.K_ESCAPE)
             a.click("menu.quit")
             assert not a.app.running
@@ -426,7 +429,7 @@ async def test_bad_servers_give_a_message_and_a_way_back(tmp_path, server, kind)
         port = probe.getHost().port
         await probe.stopListening()
     else:
-        reply = (json.dumps({"type": "welcome", "protocol": 2, "server_time": 0}) + "\n").encode() if kind == "other_version" else b"\x00not json at all\n"
+        reply = encode_message(Welcome(2, "v2", "2.0", 0.0, 8192, 20.0, 40.0, 5.0, 15.0, 20.0, 120.0)) if kind == "other_version" else b"\x00not json at all\n"
         listening = await _listen(reply)
         port = listening.getHost().port
     a = Player(tmp_path, "a")
@@ -453,7 +456,7 @@ async def _listen(reply):
 
 def test_language_changes_keep_the_match_and_the_rematch_agreement(tmp_path):
     """U5: no saved language shows Korean with a selector at the top; switching keeps board, turn, deadline, result, rematch."""
-    from mineduel.client.net import InProcessServer
+    from support.inprocess import InProcessServer
 
     srv = InProcessServer()
     services = OnlineServices(connect=srv.connector(), tokens=TokenStore(tmp_path / "t"))
@@ -478,13 +481,13 @@ def test_language_changes_keep_the_match_and_the_rematch_agreement(tmp_path):
         assert d.app.ctx.tr.language == "ja" and (game.view(), scene.client.match.deadline_local) == before
         peer.send(type="resign")
         d.wait(1.0)
-        assert game.panel_open
+        assert game.panel.open
         peer.send(type="rematch")
         d.frame()
         d.click(d.to_window(game.widgets.by_name("language").rect.center))
         d.click(d.to_window(d.app.stack.popup.widgets.by_name("lang:en").rect.center))
-        assert game.panel_open and scene.client.rematch_state["opponent"] and game.result_kind() == "win"
-        assert game.instruction() == "You win! - Your opponent resigned"
+        assert game.panel.open and scene.client.rematch_opponent and game.words.result_kind() == "win"
+        assert game.words.instruction() == "You win! - Your opponent resigned"
     finally:
         d.close()
 
@@ -514,15 +517,68 @@ def test_connect_to_parses_host_and_port(text, expected):
 def test_deadline_is_mapped_to_the_local_clock_at_receipt():
     """U6/O6: seconds left = deadline.at - server_time of the same message, counted on the local clock; pausing changes nothing (U7)."""
     now = [50.0]
-    start = {"match_id": "0123456789abcdef", "seat": 0, "started": 1000.0}
+    start = parse_server({"type": "match_start", "room": "ABCDEF", "match_id": "0123456789abcdef", "seat": 0, "first": "me",
+                          "first_player_rule": "draw", "commitment": "c", "client_seeds": ["a", "b"], "my_seed_index": 0,
+                          "nonce": 0, "turn_seconds": 20.0, "opponent": {"name": ""}, "started": 1000.0})
+    assert isinstance(start, MatchStart)
     match = OnlineMatch(start, clock=lambda: now[0], send=lambda msg, err: None)
     board = {k: ["........"] * 8 for k in ("numbers", "opened_by", "markers", "my_mines")}
-    match.apply_state({"type": "state", "match_id": "0123456789abcdef", "seq": 0, "seat": 0, "phase": "open_explore",
-                       "to_move": "me", "turn": 0, "quota_left": 0, "deadline": {"at": 99_999.0, "left": 20.0},
-                       "server_time": 99_987.5, "board": board, "events": [], "result": None})
+    state = parse_server({"type": "state", "match_id": "0123456789abcdef", "seq": 0, "seat": 0, "phase": "open_explore",
+                          "to_move": "me", "turn": 0, "quota_left": 0, "deadline": {"at": 99_999.0, "left": 20.0},
+                          "server_time": 99_987.5, "board": board, "transcript": "", "events": [], "result": None})
+    assert isinstance(state, State)
+    match.apply_state(state)
     assert match.seconds_left() == pytest.approx(11.5)
     match.set_paused("popup", True)
     now[0] += 10
     assert match.seconds_left() == pytest.approx(1.5)
     now[0] += 10
     assert match.seconds_left() == 0.0
+
+
+def test_five_pings_repaint_no_pixel_and_rebuild_no_hidden_page(tmp_path):
+    """The frame loop pumps the session; a message that changes nothing visible (five server pings
+    during a match) repaints zero pixels, and the lobby covered by the match screen rebuilds nothing."""
+    from support.inprocess import InProcessServer
+
+    from mineduel.shared.wire.messages import Ping
+
+    srv = InProcessServer(ping_interval=0.5)
+    services = OnlineServices(connect=srv.connector(), tokens=TokenStore(tmp_path / "t"))
+    peer = srv.peer()
+    code = peer.send(type="create_room", client_seed="p")[0]["room"]
+    d = Driver(tmp_path, join=f"mineduel://127.0.0.1:47650/join/{code}", online_services=lambda: services)
+    try:
+        lobby = d.app.stack.top
+        assert isinstance(lobby, OnlineScene)
+        d.frame()
+        d.click(d.to_window(lobby.widgets.by_name("join").rect.center))
+        d.frame()
+        d.click(d.to_window(lobby.widgets.by_name("ready").rect.center))
+        peer.send(type="ready")
+        d.wait(1.0)
+        game = d.app.stack.top
+        assert isinstance(game, OnlineGameScene) and game.controller is not None
+        client = d.app.online_session
+        assert client is lobby.client
+        pings = []
+        heard = client.link_message
+        client.link_message = lambda link, msg: (pings.append(msg) if isinstance(msg, Ping) else None, heard(link, msg))[1]
+        painted: list[int] = []
+        render = d.app.render
+
+        def counting_render() -> None:
+            app = d.app
+            painted.append(390 * 844 if app._full else sum(r.width * r.height for r in app._dirty))
+            render()
+
+        d.app.render = counting_render
+        rebuilds = lobby.rebuilds
+        for _ in range(5):
+            srv.advance(0.5)  # one heartbeat per connection each ping_interval
+            d.frame(0.0)  # the app's clock stands still: nothing shown may change
+        assert len(pings) == 5
+        assert sum(painted) == 0 and painted == []
+        assert lobby.rebuilds == rebuilds
+    finally:
+        d.close()

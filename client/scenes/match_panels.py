@@ -1,0 +1,318 @@
+"""The match screen's menus, popups and the in-screen result panel.
+
+:class:`MatchFlow` opens what the player asks for — the menu, the rules, the language, restart
+or resign, the result (a popup for a CPU match; the in-screen :class:`ResultPanel` with Rematch
+and Verify when the controller offers a rematch, O14), the record export (E2) — from the
+controller's capabilities and the session's offers, never from the kind of controller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import pygame
+
+from mineduel.client.records import WriteResult
+from mineduel.client.scenes.base import Context, Popup
+from mineduel.client.scenes.match_paint import PANEL, STATUS
+from mineduel.client.scenes.popups import PAD, ConfirmPopup, LanguagePopup, MenuItem, MenuPopup, ResultInfo, ResultPopup, RulesPopup
+from mineduel.client.ui import palette, shapes
+from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent
+from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
+from mineduel.client.ui.widgets import Button, WidgetGroup
+from mineduel.shared.fairness.verify import CHECK_NAMES, VerifyReport, verify_record
+from mineduel.shared.rules.vocabulary import Variant
+
+if TYPE_CHECKING:
+    from mineduel.client.scenes.game import GameScene
+
+
+class OnlineRulesPopup(RulesPopup):
+    """The rules with ONLINE's endings and deadline instead of the CPU draw."""
+
+    rule_keys = ("rules.board", "rules.opening", "rules.turn", "rules.numbers", "rules.flags", "rules.lose",
+                 "rules.score_online", "rules.deadline_online", "rules.keys")
+    rule_icons = ("grid", "explore", "restart", "eye", "flag", "mine", "trophy", "warning", "menu")
+
+
+class VerifyPopup(Popup):
+    """What ``mine-duel verify`` checked for this match, each check with its outcome."""
+
+    def __init__(self, ctx: Context, report: VerifyReport) -> None:
+        super().__init__(ctx, card_width=358)
+        self.report = report
+        self.relayout()
+
+    def relayout(self) -> None:
+        rows = len(self.report.checks)
+        self.set_card_height(PAD + 44 + 30 + rows * 34 + 14 + 50 + PAD)
+        self.widgets.set([Button(pygame.Rect(self.card.left + PAD, self.card.bottom - PAD - 50, self.card.width - 2 * PAD, 50),
+                                 lambda: self.ctx.t("action.close"), self.close, name="close")])
+        self.widgets.focus_name("close")
+
+    def draw_content(self, surface: pygame.Surface, card: pygame.Rect) -> None:
+        ctx = self.ctx
+        ok = self.report.ok
+        title = ctx.t("online.verify_ok" if ok else "online.verify_failed")
+        icon = shapes.icon("check" if ok else "warning", 28, palette.GOOD if ok else palette.WARN)
+        surface.blit(icon, icon.get_rect(midtop=(card.centerx, card.top + PAD - 4)))
+        size = ctx.fonts.fit_size(title, 18, card.width - 2 * PAD, True)
+        blit_text(surface, ctx.fonts, title, size, palette.GOOD if ok else palette.WARN, bold=True,
+                  center=(card.centerx, card.top + PAD + 42))
+        y = card.top + PAD + 44 + 30
+        for check in self.report.checks:
+            mark, color = ("check", palette.GOOD) if check.ok else ("warning", palette.WARN) if check.ok is False else ("equal", palette.INK_FAINT)
+            surface.blit(shapes.icon(mark, 18, color), (card.left + PAD, y + 4))
+            name = ctx.t(f"verify.check.{check.name}") if check.name in CHECK_NAMES else check.name
+            state = ctx.t("verify.pass" if check.ok else "verify.fail" if check.ok is False else "verify.na")
+            blit_text(surface, ctx.fonts, state, 13, color, bold=True, midright=(card.right - PAD, y + 13))
+            avail = card.width - 2 * PAD - 30 - ctx.fonts.width(state, 13, True) - 8
+            blit_text(surface, ctx.fonts, name, ctx.fonts.fit_size(name, 15, avail), palette.INK, midleft=(card.left + PAD + 28, y + 13))
+            y += 34
+
+
+class ResultPanel:
+    """E1/O14 in the screen: reason, both scores, turns and time, Rematch with both seats'
+    agreement, View board (the O13 reveal), Verify this match, Back to the room."""
+
+    def __init__(self, scene: GameScene) -> None:
+        self.scene = scene
+        self.ctx = scene.ctx
+        self.open = False
+        self.widgets = WidgetGroup(scene.ctx.invalidate, lambda: self.ctx.keyboard)
+        self._rematch_y = PANEL.top + 210
+        self._shown: object = None
+
+    def build(self) -> None:
+        scene = self.scene
+        controller = scene.controller
+        if controller is None:
+            return
+        caps = controller.capabilities
+        t = self.ctx.t
+        info = None if caps.rematch is None else caps.rematch.rematch_info()
+        agreed = info is not None and info.me
+        self._shown = info
+        left, inner = PANEL.left + 16, PANEL.width - 32
+        half = (inner - 10) // 2
+        y = self._rematch_y
+        rematch = caps.rematch
+        buttons = [
+            Button(pygame.Rect(left, y, inner, 52), lambda: t("online.rematch"), rematch.request_rematch if rematch else lambda: None,
+                   style="selected" if agreed else "primary", icon="check" if agreed else "restart",
+                   enabled=not agreed and info is not None and info.possible, text_size=18, name="rematch"),
+            Button(pygame.Rect(left, PANEL.bottom - 16 - 50 - 10 - 48, half, 48), lambda: t("action.view_board"), scene.flow.view_board,
+                   icon="eye", icon_color=palette.ME_LIGHT, name="view_board", text_size=15),
+            Button(pygame.Rect(left + half + 10, PANEL.bottom - 16 - 50 - 10 - 48, inner - half - 10, 48), lambda: t("online.verify"),
+                   scene.flow.verify, icon="check", icon_color=palette.GOOD, name="verify", text_size=15,
+                   enabled=caps.verify is not None and caps.verify.record() is not None),
+            Button(pygame.Rect(left, PANEL.bottom - 16 - 50, inner, 50), lambda: t("online.to_lobby"), scene.flow.to_lobby,
+                   style="ghost", icon="back", name="to_lobby", text_size=15),
+        ]
+        self.widgets.set(buttons)
+
+    def refresh(self) -> None:
+        """The rematch agreement or the opponent's connection changed: rebuild and redraw (only then)."""
+        controller = self.scene.controller
+        rematch = None if controller is None else controller.capabilities.rematch
+        info = None if rematch is None else rematch.rematch_info()
+        if self.open and info != self._shown:
+            self.build()
+            self.ctx.invalidate(PANEL)
+
+    def handle(self, event: InputEvent) -> bool:
+        if not self.open:
+            return False
+        if isinstance(event, PointerEvent):
+            return self.widgets.handle(event) or PANEL.collidepoint(event.pos)
+        if isinstance(event, KeyEvent) and event.key in (pygame.K_TAB, pygame.K_RETURN, pygame.K_KP_ENTER, pygame.K_SPACE):
+            return self.widgets.handle(event)
+        return False
+
+    def draw(self, canvas: pygame.Surface) -> None:
+        scene = self.scene
+        ctx = self.ctx
+        t = ctx.t
+        ended, controller = scene.ended, scene.controller
+        if ended is None or controller is None:
+            return
+        canvas.blit(shapes.shadow(PANEL.size, 20, palette.SHADOW, 60, 14), (PANEL.x - 14, PANEL.y - 8))
+        canvas.blit(shapes.rounded(PANEL.size, 20, palette.CARD, 1, palette.CARD_BORDER), PANEL)
+        kind = scene.words.result_kind()
+        color = {"win": palette.PRIMARY, "loss": palette.OPP, "draw": palette.ME_LIGHT, "void": palette.INK_SOFT}[kind]
+        cx = PANEL.centerx
+        icon = shapes.icon("trophy" if kind == "win" else "mine" if kind == "loss" else "equal", 34, color)
+        canvas.blit(icon, icon.get_rect(midtop=(cx, PANEL.top + 16)))
+        blit_text(canvas, ctx.fonts, t(f"result.title.{kind}"), 28, color, bold=True, center=(cx, PANEL.top + 76))
+        reason = scene.words.reason_text()
+        inner = PANEL.width - 40
+        h = paragraph_height(ctx.fonts, reason, 16, inner)
+        blit_paragraph(canvas, ctx.fonts, reason, 16, palette.INK, pygame.Rect(PANEL.left + 20, PANEL.top + 100, inner, h + 4), align="center",
+                       max_lines=2)
+        timing = controller.timing()
+        chips = (t("result.turns", turns=timing.turn), t("result.time", duration=ctx.tr.duration(timing.elapsed)))
+        half = (PANEL.width - 32 - 10) // 2
+        for i, text in enumerate(chips):
+            rect = pygame.Rect(PANEL.left + 16 + i * (half + 10), PANEL.top + 152, half, 38)
+            canvas.blit(shapes.rounded(rect.size, 12, palette.CARD_RAISED), rect)
+            size = ctx.fonts.fit_size(text, 16, rect.width - 12, True)
+            blit_text(canvas, ctx.fonts, text, size, palette.INK, bold=True, center=rect.center)
+        # O14: the rematch agreement of both seats (hidden while viewing the board: the panel is closed then).
+        rematch = controller.capabilities.rematch
+        if rematch is not None:
+            state = rematch.rematch_info()
+            y = self._rematch_y + 52 + 18
+            if not state.possible and not (state.me and state.opponent):
+                line, col = t("online.rematch_unavailable"), palette.INK_FAINT
+            elif state.opponent:
+                line, col = t("online.opponent_agreed"), palette.GOOD
+            elif state.me:
+                line, col = t("online.rematch_waiting"), palette.INK_SOFT
+            else:
+                line, col = t("online.rematch_hint"), palette.INK_FAINT
+            size = ctx.fonts.fit_size(line, 15, inner, True)
+            blit_text(canvas, ctx.fonts, line, size, col, bold=True, center=(cx, y))
+        self.widgets.draw(canvas, ctx.fonts, PANEL)
+
+
+class MatchFlow:
+    """Menus, popups, the result and the record around one :class:`GameScene`."""
+
+    def __init__(self, scene: GameScene) -> None:
+        self.scene = scene
+        self.ctx = scene.ctx
+        self.result_popup: ResultPopup | None = None
+        self.record_result: WriteResult | None = None
+        self.export_result: WriteResult | None = None
+
+    def reset(self) -> None:
+        self.result_popup = None
+        self.record_result = self.export_result = None
+
+    # ----- the menu ----------------------------------------------------------------------------------------
+    def open_menu(self) -> None:
+        scene, ctx = self.scene, self.ctx
+        controller = scene.controller
+        resign = None if controller is None else controller.capabilities.resign
+        running = scene.ended is None and controller is not None
+        items = [MenuItem("menu.rules", "rules", self.open_rules), MenuItem("menu.language", "globe", self.open_language)]
+        if scene.session.can_restart:
+            items.append(MenuItem("action.restart", "restart", self.confirm_restart, enabled=controller is not None))
+        else:
+            items.append(MenuItem("online.resign", "quit", self.confirm_resign, enabled=running and resign is not None, danger=True))
+        if ctx.allowed.online and scene.session.can_restart:
+            items.append(MenuItem("menu.online", "online", scene.open_online))
+        if scene.ended is not None and controller is not None and controller.record_text() is not None and ctx.allowed.files:
+            items.append(MenuItem("action.export_record", "export", self.export_record))
+        if not scene.session.can_restart:
+            items.append(MenuItem("online.to_lobby", "back", self.to_lobby, enabled=not running))
+        if ctx.allowed.quit:
+            items.append(MenuItem("menu.quit", "quit", ctx.quit, danger=True))
+        ctx.stack.open_popup(MenuPopup(ctx, items))
+
+    def open_rules(self) -> None:
+        """U7 online: the popup blocks input only; the match's deadlines keep running on the server."""
+        view = self.scene.view()
+        online = view is not None and view.variant is Variant.ONLINE
+        self.ctx.stack.open_popup(OnlineRulesPopup(self.ctx) if online else RulesPopup(self.ctx))
+
+    def open_language(self) -> None:
+        self.ctx.stack.open_popup(LanguagePopup(self.ctx, self.choose_language))
+
+    def choose_language(self, code: str) -> None:
+        """U5: switch and save; the board, turn and result stay exactly as they are (E1)."""
+        self.ctx.tr.set_language(code)
+        self.ctx.save_settings(replace(self.ctx.settings, language=code))
+        self.ctx.stack.relayout()
+
+    def confirm_restart(self) -> None:
+        scene = self.scene
+        self.ctx.stack.open_popup(ConfirmPopup(self.ctx, title_key="confirm.restart.title", body_key="confirm.restart.body",
+                                               confirm_key="action.restart", on_confirm=lambda: scene.session.restart(scene),
+                                               on_cancel=self.show_result if scene.ended is not None and not scene.viewing_board else None))
+
+    def confirm_resign(self) -> None:
+        controller = self.scene.controller
+        resign = None if controller is None else controller.capabilities.resign
+        if resign is not None:
+            self.ctx.stack.open_popup(ConfirmPopup(self.ctx, title_key="online.resign_confirm.title", body_key="online.resign_confirm.body",
+                                                   confirm_key="online.resign", on_confirm=resign))
+
+    def to_lobby(self) -> None:
+        self.scene.session.to_lobby(self.scene)
+
+    # ----- the result (C4, E1, E2) -------------------------------------------------------------------------
+    def show_result(self) -> None:
+        """E2: View result — the same popup (or panel) again, as often as wanted."""
+        scene = self.scene
+        controller = scene.controller
+        if scene.ended is None or controller is None:
+            return
+        scene.viewing_board = False
+        if scene.words.in_screen_result():
+            scene.panel.open = True
+            scene.panel.build()
+            scene.controls.refresh()
+            self.ctx.invalidate(None)
+            return
+        popup = ResultPopup(self.ctx, ResultInfo(scene.ended, controller.seat, scene.session.difficulty, self.record_line),
+                            on_view_board=self.view_board, on_restart=self.confirm_restart, on_menu=self.open_menu,
+                            on_export=self.export_record if controller.record_text() is not None and self.ctx.allowed.files else None)
+        self.result_popup = popup
+        self.ctx.stack.open_popup(popup)
+        scene.controls.refresh()
+        self.ctx.invalidate(STATUS)
+
+    def view_board(self) -> None:
+        """E2: View board — close the result; the board takes no input meanwhile."""
+        scene = self.scene
+        scene.viewing_board = True
+        if scene.panel.open:
+            scene.panel.open = False
+            scene.controls.refresh()
+            self.ctx.invalidate(None)
+            return
+        if self.result_popup is not None:
+            self.result_popup.close()
+        scene.controls.refresh()
+        self.ctx.invalidate(STATUS)
+
+    def verify(self) -> None:
+        """Run the same checks as ``mine-duel verify`` on the record the server sent, and show them."""
+        controller = self.scene.controller
+        source = None if controller is None else controller.capabilities.verify
+        record = None if source is None else source.record()
+        if record is not None:
+            self.ctx.stack.open_popup(VerifyPopup(self.ctx, verify_record(record)))
+
+    # ----- records -----------------------------------------------------------------------------------------
+    def save_record(self) -> None:
+        controller = self.scene.controller
+        text = controller.record_text() if controller is not None else None
+        if controller is not None and text is not None:
+            self.record_result = self.ctx.records.save(controller.record_name, text)
+
+    def export_record(self) -> None:
+        controller = self.scene.controller
+        text = controller.record_text() if controller is not None else None
+        if controller is None or text is None:
+            return
+        self.export_result = self.ctx.records.export(controller.record_name, text)
+        if self.result_popup is not None and self.ctx.stack.popup is self.result_popup:
+            self.result_popup.refresh_record_line()
+        else:
+            self.show_result()
+
+    def record_line(self) -> tuple[str, bool]:
+        if not self.ctx.allowed.files:
+            return "", False  # a kiosk: where records go is the operator's business
+        t = self.ctx.t
+        result, ok_key, fail_key = (self.export_result, "record.exported", "record.export_failed")
+        if result is None:
+            result, ok_key, fail_key = (self.record_result, "record.saved", "record.failed")
+        if result is None:
+            return "", False
+        if result.ok:
+            return t(ok_key, path=str(result.path)), False
+        return t(fail_key, error=t(f"record.error.{result.error}")), True
