@@ -186,21 +186,23 @@ def test_sigterm_still_stops_the_client(tmp_path):
     config = tmp_path / "kiosk.toml"
     config.write_text('idle_seconds = 60\n', encoding="utf-8")
     env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy", "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "mineduel.client", "--kiosk-config", str(config), "--size", "400x700"],
-                            stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        assert proc.stderr is not None
-        deadline = time.monotonic() + 60
-        for line in proc.stderr:
-            if "kiosk: running" in line or time.monotonic() > deadline:
-                break
-        assert "kiosk: running" in line
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    # As a context manager Popen closes its stderr pipe on the way out (and waits for the process).
+    with subprocess.Popen([sys.executable, "-m", "mineduel.client", "--kiosk-config", str(config), "--size", "400x700"],
+                          stderr=subprocess.PIPE, text=True, env=env) as proc:
+        try:
+            assert proc.stderr is not None
+            deadline = time.monotonic() + 60
+            for line in proc.stderr:
+                if "kiosk: running" in line or time.monotonic() > deadline:
+                    break
+            assert "kiosk: running" in line
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=30)  # reads the rest of stderr, so the client never blocks writing it
+            assert proc.returncode == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
 
 # ----- idle time and new players ---------------------------------------------------------------------

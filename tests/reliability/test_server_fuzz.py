@@ -525,6 +525,7 @@ class Wire:
     def __init__(self, port: int) -> None:
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.port = self.sock.getsockname()[1]  # our side's port: how the server's records name us
         self.buffer = b""
         self.closed = False
         self.greeted = False
@@ -537,6 +538,8 @@ class Wire:
         """The next message (server heartbeats skipped); ``None`` once the server has closed."""
         while True:
             while b"\n" not in self.buffer:
+                if self.closed:
+                    return None
                 try:
                     chunk = self.sock.recv(1 << 16)
                     if _QUICKACK is not None:
@@ -548,6 +551,7 @@ class Wire:
                     chunk = b""
                 if not chunk:
                     self.closed = True
+                    self.sock.close()  # the server has let go: so do we (no socket left for the collector)
                     return None
                 self.buffer += chunk
             line, self.buffer = self.buffer.split(b"\n", 1)
@@ -584,7 +588,7 @@ class Wire:
         return self.exchange(json.dumps(msg).encode() + b"\n")
 
     def close(self) -> None:
-        self.sock.close()
+        self.sock.close()  # idempotent: a wire the server closed is closed already
 
 
 def line_of(msg: dict[str, Any]) -> bytes:
@@ -603,10 +607,12 @@ class Campaign:
         self.codes: set[str] = set()
         self.refusals = 0
         self._cached: dict[str, Any] | None = None
+        self.wires: list[Wire] = []  # every wire opened, closed at the end whatever the campaign left
 
     # connections
     def wire(self, hello: bool = True) -> Wire:
         w = Wire(self.server.port)
+        self.wires.append(w)
         if hello:
             replies = w.request(protocol.hello("fuzz/1"))
             assert [m["type"] for m in replies] == ["welcome"], replies
@@ -618,7 +624,7 @@ class Campaign:
 
     def close(self, wire: Wire) -> None:
         """Close from our side and wait (bounded) until the server has let the connection go."""
-        port = wire.sock.getsockname()[1]
+        port = wire.port
         wire.close()
         reactor = _reactor()
 
@@ -633,6 +639,12 @@ class Campaign:
                 self._cached = None
                 return
         raise AssertionError("the server never noticed a closed connection")
+
+    def close_all(self) -> None:
+        """Close every wire still open (a campaign drops the wires it replaces, or stops at a failure)."""
+        for wire in self.wires:
+            wire.close()
+        self.wires.clear()
 
     def count(self, lines: int) -> None:
         self.lines += lines
@@ -731,6 +743,7 @@ async def run_campaign(tmp_path: Path, fuzz: Callable[[Campaign], dict[str, int]
             try:
                 figures = await threads.deferToThread(fuzz, campaign)
             finally:
+                campaign.close_all()
                 pacer.release()
             transcripts = await bots.addTimeout(60, _reactor())  # bounded: a stuck bot fails the test
             # Still serving: a fresh connection greets and gets its pong.
