@@ -25,7 +25,7 @@ A round runs, for each benchmark, BASE then HEAD, so the two runs of one figure 
 median over the rounds of each revision (with min–max), the ratio HEAD/BASE and whether HEAD is
 within 5 % (no more than 5 % fewer per second, no more than 5 % more µs/ms; being faster always
 passes). It prints a Markdown table for docs/PERFORMANCE.md with the command line, date and the
-CPU other processes used meanwhile. Defaults: 5 rounds, ~11 minutes in all (engine ~17 s,
+CPU other processes used meanwhile. Defaults: 5 rounds, 11–13 minutes in all (12.4 on a busy machine) (engine ~17 s,
 server ~22 s, client ~25 s per revision and round). ``--quick``:
 2 rounds of small runs (~2 minutes), to check the tool, not for figures.
 
