@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mineduel.server.config import Config
+from mineduel.server.match import Blob
 from mineduel.shared.wire.messages import ServerMessage
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class StoreActions:
 
     match_id: str
     first_seq: int
-    rows: list[dict[str, Any]]  # storage rows: record JSON plus salts and clock state
+    rows: list[Blob]  # storage rows: record entries plus salts and clock state
 
 
 @dataclass(slots=True)

@@ -13,9 +13,10 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any, TypeAlias, overload
 
 from mineduel.shared.fairness import commitments as fairness
+from mineduel.shared.fairness.record import FORMAT, action_json, result_json
 from mineduel.shared.rules.bitboard import CELLS, COLS
 from mineduel.shared.rules.engine import (
     Action,
@@ -25,11 +26,15 @@ from mineduel.shared.rules.engine import (
     Refusal,
     Variant,
 )
-from mineduel.shared.fairness.record import FORMAT, action_json, result_json
 from mineduel.shared.rules.events import restarts_deadline, shows_cell
-from mineduel.shared.wire.messages import SeenAction
+from mineduel.shared.wire.messages import RecordJson, SeenAction
 
 RandBytes = Callable[[int], bytes]
+
+RecordEntry: TypeAlias = dict[str, Any]
+"""One record action as RECORD.md spells it (JSON): stored, published in the record, replayed."""
+Blob: TypeAlias = dict[str, Any]
+"""A JSON document of storage: a match's or room's blob, or a stored action row (entry + salt + clock)."""
 
 OPENING = (Phase.OPEN_EXPLORE, Phase.OPEN_PLANT)
 ROW_SALT = "salt"  # storage rows only: a plant's salt
@@ -61,7 +66,7 @@ _CELL_PAIRS = tuple((cell // COLS, cell % COLS) for cell in range(CELLS))
 """``[row, col]`` of every cell, shared by every event shown (a tuple is the same JSON array)."""
 
 
-def seen_entry(entry: dict[str, Any], seq: int, me: int) -> SeenAction:  # a record entry kept verbatim
+def seen_entry(entry: RecordEntry, seq: int, me: int) -> SeenAction:  # a record entry kept verbatim
     """A record entry kept verbatim (see ``MatchHistory.restore``) as seat ``me`` may see it."""
     kind = ActionType(entry["type"])  # read from stored JSON: the one place a kind is parsed
     shown = "cell" in entry and shows_cell(kind, entry["seat"], me)
@@ -84,7 +89,7 @@ def _identical(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-class MatchHistory(Sequence[dict[str, Any]]):
+class MatchHistory(Sequence[RecordEntry]):
     """A match's record actions, packed: about 10 bytes per action plus 84 per plant.
 
     A room keeps its whole history in memory for as long as it lives, and the list of dicts it
@@ -105,7 +110,7 @@ class MatchHistory(Sequence[dict[str, Any]]):
         self._at = array("d")  # per action, its ``at`` (a float round-trips a double exactly)
         self._plant_seq = array("I")  # per plant (in order), the index of its action
         self._plants = bytearray()  # per plant: commitment, transcript after it, salt
-        self._odd: dict[int, dict[str, Any]] | None = None  # action index -> verbatim entry
+        self._odd: dict[int, RecordEntry] | None = None  # action index -> verbatim entry
         self._odd_salts: dict[int, str] | None = None  # plant number -> salt not SALT_BYTES long
 
     # ----- reading ------------------------------------------------------------------------
@@ -113,12 +118,12 @@ class MatchHistory(Sequence[dict[str, Any]]):
         return len(self._at)
 
     @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    def __getitem__(self, index: int) -> RecordEntry: ...
 
     @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, index: slice) -> list[RecordEntry]: ...
 
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+    def __getitem__(self, index: int | slice) -> RecordEntry | list[RecordEntry]:
         n = len(self._at)
         if isinstance(index, slice):
             return [self._entry(i) for i in range(*index.indices(n))]
@@ -127,17 +132,17 @@ class MatchHistory(Sequence[dict[str, Any]]):
             raise IndexError("match history index out of range")
         return self._entry(i)
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[RecordEntry]:
         for i in range(len(self._at)):
             yield self._entry(i)
 
-    def _entry(self, i: int) -> dict[str, Any]:
+    def _entry(self, i: int) -> RecordEntry:
         code = self._codes[2 * i]
         if code == _ODD:
             assert self._odd is not None
             return copy.deepcopy(self._odd[i])
         kind = code & _KIND_MASK
-        entry: dict[str, Any] = {"seat": 1 if code & _SEAT1 else 0, "type": _KIND_NAMES[kind]}
+        entry: RecordEntry = {"seat": 1 if code & _SEAT1 else 0, "type": _KIND_NAMES[kind]}
         cell = self._codes[2 * i + 1]
         if cell != _NO_CELL:
             entry["cell"] = [cell // COLS, cell % COLS]
@@ -205,7 +210,7 @@ class MatchHistory(Sequence[dict[str, Any]]):
     # ----- writing (LiveMatch only) -----------------------------------------------------------
     def add(
         self, action: Action, at: float, auto: bool, plant: tuple[str, str, str] | None
-    ) -> dict[str, Any]:
+    ) -> RecordEntry:
         """Record one accepted action; ``plant`` is (salt, commitment, transcript) as hex.
 
         Returns its entry, as item ``-1`` will give it."""
@@ -242,7 +247,7 @@ class MatchHistory(Sequence[dict[str, Any]]):
         return copy.deepcopy(entry)
 
     def restore(
-        self, action: Action, stored: dict[str, Any], plant: tuple[str, str, str] | None
+        self, action: Action, stored: RecordEntry, plant: tuple[str, str, str] | None
     ) -> None:
         """Append a stored entry (``from_blob``): packed if it comes back identical, else verbatim."""
         i = len(self._at)
@@ -250,7 +255,7 @@ class MatchHistory(Sequence[dict[str, Any]]):
         if not _identical(self._entry(i), stored):
             self._verbatim(i, copy.deepcopy(stored))
 
-    def _verbatim(self, i: int, entry: dict[str, Any]) -> None:
+    def _verbatim(self, i: int, entry: RecordEntry) -> None:
         """Keep action ``i`` (the next one, or one just appended) as this very dict."""
         if i == len(self._at):
             self._codes += bytes((_ODD, _NO_CELL))
@@ -309,7 +314,7 @@ class LiveMatch:
         return len(self.history)
 
     @property
-    def actions(self) -> list[dict[str, Any]]:
+    def actions(self) -> list[RecordEntry]:
         """The record actions as a new list of new dicts (``history[i]`` builds just one)."""
         return list(self.history)
 
@@ -370,7 +375,7 @@ class LiveMatch:
     # ----- changing ------------------------------------------------------------------------
     def apply(
         self, action: Action, *, at: float, randbytes: RandBytes, auto: bool = False
-    ) -> Refusal | list[dict[str, Any]]:
+    ) -> Refusal | list[RecordEntry]:
         """Validate and apply one action; the new record entries, or the refusal (no change)."""
         events = self.state.apply(action)
         if isinstance(events, Refusal):
@@ -390,7 +395,7 @@ class LiveMatch:
             self.deadline = at + self.turn_seconds  # O4 next opening step / O5 a new turn
         return [entry]
 
-    def expire(self, at: float, randbytes: RandBytes) -> list[dict[str, Any]]:
+    def expire(self, at: float, randbytes: RandBytes) -> list[RecordEntry]:
         """O4/O5: the deadline at ``at`` ran out: timeout, and in the opening the auto-move."""
         seat = self.state.to_move
         assert seat is not None and not self.over
@@ -401,20 +406,20 @@ class LiveMatch:
             entries += self._must(auto, at, randbytes, auto=True)
         return entries  # apply() re-armed the deadline from ``at`` (O4 next step, O5 next turn)
 
-    def end_by(self, kind: ActionType, seat: int, at: float, randbytes: RandBytes) -> list[dict[str, Any]]:
+    def end_by(self, kind: ActionType, seat: int, at: float, randbytes: RandBytes) -> list[RecordEntry]:
         """O11/O12: resign, disconnect or void."""
         return self._must(Action(seat, kind), at, randbytes, auto=kind is not ActionType.RESIGN)
 
-    def _must(self, action: Action, at: float, randbytes: RandBytes, auto: bool) -> list[dict[str, Any]]:
+    def _must(self, action: Action, at: float, randbytes: RandBytes, auto: bool) -> list[RecordEntry]:
         result = self.apply(action, at=at, randbytes=randbytes, auto=auto)
         if isinstance(result, Refusal):  # pragma: no cover - a server bug, never a user error
-            raise AssertionError(f"server action {action} refused: {result}")  # noqa: TRY004 - a bug, not bad input
+            raise AssertionError(f"server action {action} refused: {result}")
         return result
 
     # ----- the record ------------------------------------------------------------------------
-    def fairness_json(self, *, reveal: bool) -> dict[str, Any]:
+    def fairness_json(self, *, reveal: bool) -> RecordJson:
         """RULES.md §9 data; secrets (server seed, salts) only when ``reveal`` (after the end)."""
-        out: dict[str, Any] = {
+        out: RecordJson = {
             "version": FAIRNESS_VERSION,
             "commitment": self.commitment,
             "client_seeds": list(self.client_seeds),
@@ -431,11 +436,12 @@ class LiveMatch:
             out["stream_used"] = self.stream.consumed
         return out
 
-    def record(self, *, room: str) -> dict[str, Any]:
+    def record(self, *, room: str) -> RecordJson:
         """The full match record (RECORD.md) with ``fairness``, ``times`` and ``result``."""
         if not self.over:
             raise ValueError("a record is published only after the end (V4, R3)")
         assert self.ended is not None
+        ended_wall = self.ended_wall if self.ended_wall is not None else self.started_wall + (self.ended - self.started)
         return {
             "format": FORMAT,
             "variant": "online",
@@ -446,7 +452,7 @@ class LiveMatch:
             "fairness": self.fairness_json(reveal=True),
             "times": {
                 "started": round(self.started_wall, 3),
-                "ended": round(self.ended_wall if self.ended_wall is not None else self.started_wall + (self.ended - self.started), 3),
+                "ended": round(ended_wall, 3),
                 "elapsed": round(self.ended - self.started, 3),
                 "turns": self.state.turn,
                 "clock_started": round(self.started, 3),
@@ -457,7 +463,7 @@ class LiveMatch:
         }
 
     # ----- persistence -------------------------------------------------------------------------
-    def to_blob(self) -> dict[str, Any]:
+    def to_blob(self) -> Blob:
         return {
             "id": self.id,
             "number": self.number,
@@ -477,7 +483,7 @@ class LiveMatch:
             "stream_used": self.stream.consumed,
         }
 
-    def stored_rows(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def stored_rows(self, entries: list[RecordEntry]) -> list[Blob]:
         """The last ``entries`` as storage rows: each plant with its salt, the last row with the
         match's clock state after them (``ROW_STATE``), so an action needs no room rewrite.
 
@@ -501,7 +507,7 @@ class LiveMatch:
         return rows
 
     @classmethod
-    def from_blob(cls, blob: dict[str, Any], actions: list[dict[str, Any]]) -> LiveMatch:
+    def from_blob(cls, blob: Blob, actions: list[Blob]) -> LiveMatch:
         """Rebuild a match by replaying its stored actions through the engine.
 
         ``actions`` are storage rows: record entries, plus (since group commit) each plant's
@@ -511,7 +517,7 @@ class LiveMatch:
         from mineduel.shared.fairness.record import from_json
 
         salts_in_rows: dict[int, str] = {}
-        state: dict[str, Any] | None = None
+        state: Blob | None = None
         state_seq = -1
         if any(ROW_SALT in a or ROW_STATE in a for a in actions):
             cleaned = []
@@ -532,15 +538,15 @@ class LiveMatch:
         match = cls(
             id=blob["id"],
             number=blob["number"],
-            players=tuple(blob["players"]),  # type: ignore[arg-type]
-            join_order=tuple(blob["join_order"]),  # type: ignore[arg-type]
+            players=tuple(blob["players"]),
+            join_order=tuple(blob["join_order"]),
             server_seed=blob["server_seed"],
-            client_seeds=tuple(blob["client_seeds"]),  # type: ignore[arg-type]
+            client_seeds=tuple(blob["client_seeds"]),
             first_rule=blob["first"],
             started=blob["started"],
             started_wall=blob["started_wall"],
             turn_seconds=blob["turn_seconds"],
-            names=tuple(blob.get("names", ("", ""))),  # type: ignore[arg-type]
+            names=tuple(blob.get("names", ("", ""))),
         )
         record = from_json({"format": FORMAT, "variant": "online", "actions": actions})
         salts = blob.get("salts", [])

@@ -11,7 +11,7 @@ the messages in their :class:`~mineduel.server.effects.Effects`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mineduel.server.effects import Effects, Env
 from mineduel.server.match import LiveMatch
@@ -116,7 +116,7 @@ def state(match: LiveMatch, me: int, now: float, events: Sequence[m.SeenAction])
     )
 
 
-def match_end(room: Room, me: int, record: dict[str, Any] | None) -> m.MatchEnd:  # record JSON (RECORD.md)
+def match_end(room: Room, me: int, record: m.RecordJson | None) -> m.MatchEnd:
     """O13: the result, the full reveal and the record (built once per end when ``record`` is given)."""
     match = room.match
     assert match is not None and match.over and match.ended is not None
@@ -130,7 +130,7 @@ def match_end(room: Room, me: int, record: dict[str, Any] | None) -> m.MatchEnd:
     )
 
 
-def match_update(room_: Room, count: int, env: Env, fx: Effects, record: dict[str, Any] | None) -> None:  # record JSON
+def match_update(room_: Room, count: int, env: Env, fx: Effects, record: m.RecordJson | None) -> None:
     """Each seat its own ``state`` after the last ``count`` record actions, and the end once over (V2, O13)."""
     match = room_.match
     pair = room_.match_seats()

@@ -11,7 +11,6 @@ settled (:meth:`Room.settle`) by the shell before any request looks at the room 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import orjson
 from twisted.internet.interfaces import IDelayedCall
@@ -20,10 +19,11 @@ from twisted.logger import Logger
 from mineduel.server import presenter
 from mineduel.server.config import Config
 from mineduel.server.effects import DropActions, Effects, Env, StoreActions, StoreResult, StoreRoom
-from mineduel.server.match import LiveMatch
+from mineduel.server.match import Blob, LiveMatch, RecordEntry
 from mineduel.shared.rules.engine import Action, ActionType, Refusal
 from mineduel.shared.wire import messages as m
 from mineduel.shared.wire.codec import ProtocolError
+from mineduel.shared.wire.messages import RecordJson
 from mineduel.shared.wire.names import ErrorCode
 
 log = Logger(namespace="mineduel.rooms")
@@ -49,7 +49,7 @@ class Seat:
     expired: float | None = None  # O12: when the grace ran out while the opponent was away too
     peer: int | None = None
 
-    def to_blob(self) -> dict[str, Any]:  # storage blob (JSON column)
+    def to_blob(self) -> Blob:
         return {
             "sid": self.sid, "token_hash": self.token_hash, "name": self.name, "seed": self.seed,
             "ready": self.ready, "rematch": self.rematch, "away_since": self.away_since,
@@ -139,7 +139,7 @@ class Room:
             return True
         return any(s.grace is not None and s.expired is None and s.grace <= now + EPS for s in self.seats)
 
-    def to_blob(self) -> dict[str, Any]:  # storage blob (JSON column), serialised at the commit
+    def to_blob(self) -> Blob:  # serialised at the commit
         return {
             "v": BLOB_VERSION, "code": self.code, "created": self.created, "next_seed": self.next_seed,
             "next_sid": self.next_sid, "number": self.number, "seats": [s.to_blob() for s in self.seats],
@@ -157,7 +157,7 @@ class Room:
         if match is None or pair is None:
             return fx
         now = env.now
-        entries: list[dict[str, Any]] = []  # record entries
+        entries: list[RecordEntry] = []
         changed = seats = False
         while not match.over:
             due: list[tuple[float, int, int]] = []
@@ -192,7 +192,7 @@ class Room:
         replaced. It sees the room, the match so far and, if that ended it, the end."""
         fx = Effects()
         fx.touch(self)
-        entries: list[dict[str, Any]] = []  # record entries
+        entries: list[RecordEntry] = []
         match = self.match
         running = match is not None and not match.over and self.match_seats() is not None
         if running and seat.expired is None:
@@ -383,11 +383,11 @@ class Room:
         self,
         env: Env,
         fx: Effects,
-        entries: list[dict[str, Any]] | None = None,  # record entries
+        entries: list[RecordEntry] | None = None,
         *,
         drop: list[str] | None = None,
         seats_changed: bool = True,
-    ) -> dict[str, Any] | None:  # the ended match's record JSON, built once per end
+    ) -> RecordJson | None:
         """Stage the room and its new record rows; they commit with this turn's batch.
 
         ``seats_changed=False`` (an action or a timeout: only the match moved) stores the new

@@ -22,11 +22,10 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
-from mineduel.server.commits import Batch, CommitQueue, Outbox, Writer
+from mineduel.server.commits import Batch, CommitQueue, Outbox, WireOutbox, Writer
 from mineduel.server.config import Config
-from mineduel.server.match import RandBytes
-from mineduel.server.commits import WireOutbox
 from mineduel.server.lobby import PeerInfo
+from mineduel.server.match import RandBytes
 from mineduel.server.rooms import Rooms
 from mineduel.server.storage import Storage
 from mineduel.shared.wire import messages as m
@@ -160,7 +159,7 @@ class ServerCore:
     def _sweep(self) -> None:
         try:
             self.rooms.sweep()
-        except Exception:
+        except Exception:  # noqa: BLE001 - a failed sweep is logged; the loop must go on
             log.failure("retention sweep failed")
         self._forget_old_attempts()
 
@@ -186,7 +185,7 @@ class ServerCore:
     def _tick(self) -> None:
         try:
             self.rooms.tick()
-        except Exception:
+        except Exception:  # noqa: BLE001 - logged; the clock loop must go on
             log.failure("could not write the server clock")
 
     def stop(self, reason: str = "shutdown") -> None:
@@ -334,7 +333,7 @@ class ServerCore:
             self.outbox.send(pid, m.Error(exc.code, exc.message, request, rid))
             if exc.code == ErrorCode.UNSUPPORTED_PROTOCOL:
                 self._close(pid)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a server bug answers internal_error, never kills the loop
             log.failure("request failed peer={peer}", peer=pid)
             self.outbox.send(pid, m.Error(ErrorCode.INTERNAL_ERROR, "internal error; nothing changed"))
         finally:
