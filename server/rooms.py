@@ -164,9 +164,6 @@ class Rooms:
     def create(self, peer: int, req: m.CreateRoom) -> None:
         self.perform(self.lobby.create(self.env(), peer, req))
 
-    def peek(self, peer: int, code: str, rid: m.RequestId | None) -> None:
-        self.perform(self.lobby.peek(peer, self.room(code), rid))
-
     def join(self, peer: int, code: str, req: m.Join) -> None:
         self.perform(self.lobby.join(self.env(), peer, self.room(code), req))
 

@@ -450,7 +450,7 @@ class ServerCore:
             with self._guess(conn, ErrorCode.ROOM_NOT_FOUND, ErrorCode.BAD_TOKEN):
                 code = room_code(req.room)
                 if isinstance(req, m.Peek):
-                    rooms.peek(pid, code, rid)
+                    rooms.perform(rooms.lobby.peek(pid, rooms.room(code), rid))
                 elif isinstance(req, m.Join):
                     rooms.join(pid, code, req)
                 else:

@@ -52,6 +52,7 @@ from hypothesis import Phase as Stage
 from hypothesis import strategies as st
 
 from mineduel.server import presenter
+from mineduel.server.lobby import Lobby
 from mineduel.server.match import LiveMatch, MatchHistory
 from mineduel.server.rooms import Room, Rooms
 from support.harness import Client, Harness, oracle_message
@@ -1706,15 +1707,14 @@ def _refusal_hints(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _match_id_to_strangers(monkeypatch: pytest.MonkeyPatch) -> None:
-    original = Rooms.peek
+    original = Lobby.peek
 
-    def peek(self: Rooms, peer: int, code: str, rid: Any = None) -> None:
-        room = self.room(code)
+    def peek(self: Lobby, peer: int, room: Room, rid: Any = None) -> Any:
         if room.match is not None and rid is None:
             rid = room.match.id  # the running match's id, as the reply's id
-        original(self, peer, code, rid)
+        return original(self, peer, room, rid)
 
-    monkeypatch.setattr(Rooms, "peek", peek)
+    monkeypatch.setattr(Lobby, "peek", peek)
 
 
 def _walk(seed: int, tally: Tally) -> None:
