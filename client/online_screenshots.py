@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from mineduel.client.scenes.game import GameScene
 from mineduel.client.screenshots import Shooter, shot
 from mineduel.shared.rules.bitboard import FULL, cells
 from mineduel.shared.rules.engine import Phase
