@@ -14,8 +14,6 @@ from mineduel.shared.rules.bitboard import nth_cell
 from mineduel.shared.rules.engine import Action, ActionType, GameState, Phase
 from mineduel.shared.rules.views import targets_of
 
-_KINDS = (ActionType.EXPLORE, ActionType.PLANT, ActionType.FLAG, ActionType.UNFLAG)
-
 
 def random_legal_action(state: GameState, rng: random.Random) -> Action:
     """One uniformly drawn legal action for the seat to move; ``ValueError`` when over."""
@@ -23,17 +21,25 @@ def random_legal_action(state: GameState, rng: random.Random) -> Action:
     if seat is None:
         raise ValueError("the match is over: no legal action")
     phase = state.phase
-    masks = targets_of(
-        phase, state.revealed, state.mines[seat], state.markers[seat], state.markers[1 - seat], state.quota_left
+    markers = state.markers
+    quota_left = 0 if state.marker_used else 1  # = state.quota_left wherever targets_of reads it
+    explore, plant, flag, unflag = targets_of(
+        phase, state.revealed, state.mines[seat], markers[seat], markers[1 - seat], quota_left
     )
-    counts = [m.bit_count() for m in masks]
-    end = 1 if phase is Phase.END_WAIT else 0
-    total = sum(counts) + end
+    main, main_kind = (explore, ActionType.EXPLORE) if explore else (plant, ActionType.PLANT)
+    n_main = main.bit_count()
+    n_flag = flag.bit_count()
+    n_unflag = unflag.bit_count()
+    total = n_main + n_flag + n_unflag + (phase is Phase.END_WAIT)
     if total == 0:
         raise ValueError(f"no legal action in phase {phase} (should not happen: C1/C2/O9)")
     r = rng.randrange(total)
-    for kind, mask, n in zip(_KINDS, masks, counts):
-        if r < n:
-            return Action(seat, kind, nth_cell(mask, r))
-        r -= n
+    if r < n_main:
+        return Action(seat, main_kind, nth_cell(main, r))
+    r -= n_main
+    if r < n_flag:
+        return Action(seat, ActionType.FLAG, nth_cell(flag, r))
+    r -= n_flag
+    if r < n_unflag:
+        return Action(seat, ActionType.UNFLAG, nth_cell(unflag, r))
     return Action(seat, ActionType.END_TURN)

@@ -249,6 +249,8 @@ class GameState:
             if self.variant is not Variant.ONLINE:
                 return Refusal.NOT_ONLINE
             result = self._apply_online_only(seat, kind)
+            if self._outcome is None or type(result) is not tuple:
+                return result
         else:
             if seat != self.to_move:
                 return Refusal.NOT_YOUR_TURN
@@ -267,13 +269,15 @@ class GameState:
                     return Refusal.WRONG_PHASE
                 self._start_turn(1 - seat)
                 result = _END_TURN[seat]
-            if type(result) is not tuple:
+            if self._outcome is None:  # the common case, a refusal included: nothing more to add
+                if self.variant is not Variant.ONLINE or type(result) is not tuple:
+                    return result
+                self._check_cannot_continue()  # O9
+                if self._outcome is None:
+                    return result
+            elif type(result) is not tuple:  # pragma: no cover - a refusal never ends the match
                 return result
-            if self._outcome is None and self.variant is Variant.ONLINE:
-                self._check_cannot_continue()
-        if self._outcome is not None and type(result) is tuple:
-            return (*result, MatchEnded(self._outcome))  # once per match: built, not shared
-        return result
+        return (*result, MatchEnded(self._outcome))  # once per match: built, not shared
 
     def play(self, action: Action) -> Events:
         """``apply`` for trusted callers (tests, tools): a refusal raises :class:`IllegalAction`."""

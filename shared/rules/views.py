@@ -84,18 +84,20 @@ def targets_of(
     :meth:`SeatView.targets` reads it; a caller holding the masks already (the random player)
     calls it directly, without building a view.
     """
-    if phase is Phase.OVER:
-        return _NO_TARGETS
     free = FULL & ~revealed & ~(my_markers | opponent_markers)  # closed, no marker of anyone
-    if phase is Phase.EXPLORE or phase is Phase.OPEN_EXPLORE:
-        main = (free & ~my_mines, 0)  # S1
-    elif phase is Phase.PLANT or phase is Phase.OPEN_PLANT:
-        main = (0, free & ~my_mines)  # S3 = S1; an overlap with the opponent's mine is allowed (V5)
-    else:
-        main = (0, 0)
-    if phase is Phase.OPEN_EXPLORE or phase is Phase.OPEN_PLANT:
-        return (*main, 0, 0)  # F1: no markers in the opening
-    return (*main, free if quota_left else 0, my_markers)  # A3: one new marker per turn; A4: own only
+    # S1 explore, S3 plant (the same cells; an overlap with the opponent's mine is allowed, V5);
+    # A3 one new marker per turn on a free cell; A4 only one's own markers; F1 none in the opening.
+    if phase is Phase.EXPLORE:
+        return free & ~my_mines, 0, free if quota_left else 0, my_markers
+    if phase is Phase.PLANT:
+        return 0, free & ~my_mines, free if quota_left else 0, my_markers
+    if phase is Phase.END_WAIT:
+        return 0, 0, free if quota_left else 0, my_markers
+    if phase is Phase.OPEN_EXPLORE:
+        return free & ~my_mines, 0, 0, 0
+    if phase is Phase.OPEN_PLANT:
+        return 0, free & ~my_mines, 0, 0
+    return _NO_TARGETS  # over
 
 
 @dataclass(frozen=True, slots=True)
