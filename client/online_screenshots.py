@@ -1,9 +1,9 @@
 """The online screens for ``mine-duel screenshots`` (registered into its list when it loads).
 
 Each picture is the real app: its online screen talks to the real server core running in this
-process (``tests/support/inprocess.py``'s ``InProcessServer``, a fake clock, no sockets: a test double
-found in the source checkout, which is where screenshots are made), and the opponent is
-a scripted connection to the same core. Clicks are real pygame events; moves that only set a
+process (:func:`mineduel.server.client.in_process_server`: ``server/inprocess.py``, a fake clock,
+no sockets, shipped in the package so that an installed ``mine-duel screenshots`` works), and the
+opponent is a scripted connection to the same core. Clicks are real pygame events; moves that only set a
 position up are sent as protocol messages. Client seeds are fixed, so the first-player draw and
 the pictures are the same on every run.
 """
@@ -17,33 +17,21 @@ from typing import Any
 
 from mineduel.client.scenes.game import GameScene
 from mineduel.client.screenshots import Shooter, shot
+from mineduel.server import client as server_client
 from mineduel.shared.rules.bitboard import FULL, cells
 from mineduel.shared.rules.engine import Phase
-
-
-def in_process_server() -> Any:
-    """``InProcessServer`` from the checkout's tests/support (the screenshots run from a checkout)."""
-    import sys
-
-    tests = Path(__file__).resolve().parents[1] / "tests"
-    if tests.is_dir() and str(tests) not in sys.path:
-        sys.path.insert(0, str(tests))
-    from support.inprocess import InProcessServer
-
-    return InProcessServer
 
 
 class Rig:
     """An app on the online screen, connected to an in-process server, and a scripted opponent."""
 
     def __init__(self, s: Shooter, *, tokens_ok: bool = True) -> None:
-        InProcessServer = in_process_server()
         from mineduel.client.online_client import FoundServer, HostInfo, OnlineServices
         from mineduel.client.scenes.online import OnlineScene
         from mineduel.client.tokens import TokenStore
 
         self.s = s
-        self.server = InProcessServer(seed=11)
+        self.server = server_client.in_process_server(seed=11)
         self._tmp = tempfile.TemporaryDirectory(prefix="mineduel-online-")
         folder = Path(self._tmp.name) / "data"
         if not tokens_ok:

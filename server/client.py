@@ -3,7 +3,8 @@
 This is the only server module a client may import (tests/test_architecture.py checks it). It
 also offers what the game client needs of the server package besides talking to one —
 :func:`secure_endpoint` and :func:`is_tls_refusal` for its own links, :func:`discover` for LAN
-discovery, :func:`host_server` for *Host on this computer*, and :func:`install_steady_clock`.
+discovery, :func:`host_server` for *Host on this computer*, :func:`install_steady_clock`, and
+:func:`in_process_server` (a whole server core without sockets: the screenshot tour, tests).
 
 :class:`LineClient` frames lines, reads each server line once into its typed class
 (:mod:`mineduel.shared.wire.messages`, checked field by field: a hostile server's malformed
@@ -40,7 +41,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, overload
 
 from twisted.internet.abstract import isIPv6Address
 from twisted.internet.defer import Deferred, fail, succeed
@@ -54,6 +55,11 @@ from zope.interface import implementer
 from mineduel.shared.wire import codec
 from mineduel.shared.wire import messages as m
 from mineduel.shared.wire.names import PROTOCOL_VERSION, ErrorCode
+
+if TYPE_CHECKING:  # the in-process server's types, for annotations (the module loads only when asked for)
+    from mineduel.server.inprocess import InProcessServer as InProcessServer
+    from mineduel.server.inprocess import MemLink as MemLink
+    from mineduel.server.inprocess import Peer as Peer
 
 log = Logger(namespace="mineduel.client")
 
@@ -407,3 +413,11 @@ def install_steady_clock(reactor: Any) -> Any:
     from mineduel.server.clock import install_steady_clock as install
 
     return install(reactor)
+
+
+def in_process_server(seed: int = 1, **config: Any) -> InProcessServer:
+    """A whole server core without sockets, on a fake clock (``server/inprocess.py``): the game
+    client's screenshot tour and tests connect to it; ``config`` are Config fields."""
+    from mineduel.server.inprocess import InProcessServer
+
+    return InProcessServer(seed=seed, **config)
