@@ -3,18 +3,20 @@
 It gives the :class:`~mineduel.client.online_client.OnlineClient` what it needs from the outside
 world, all on the one reactor that also drives the frames (STYLE.md):
 
-* :func:`tcp_connector` — a :data:`~mineduel.client.online_client.Connector` over TCP: newline-framed
-  JSON lines (docs/PROTOCOL.md §1), ``pong`` answered at once, undecodable lines reported as garbage;
-  with ``tls=True`` over TLS, the link opening only once the server's certificate passed its check;
+* :func:`tcp_connector` — a :data:`~mineduel.client.online_client.Connector` over TCP: the one line
+  client of the server package (:class:`mineduel.server.client.LineClient`: newline-framed JSON
+  lines, docs/PROTOCOL.md §1, each read once into its typed class, ``pong`` answered at once, no
+  history kept), the session hearing it through :class:`TcpLink`; with ``tls=True`` over TLS, the
+  link opening only once the server's certificate passed its check;
 * :func:`start_host` — "Host on this computer": the real server (``mineduel.server``) started inside
   this process and reactor, its database in the user's data folder, LAN discovery on;
 * :func:`discover_servers` — "Find games on this network": UDP discovery (§12);
 * :func:`make_services` — the three above plus the token store, as the app hands them to the screens.
 
-Each line is decoded once, here (``codec.decode_server``), and handed inward as a typed message;
-a line that breaks the protocol ends the link as *garbage* (a hostile server never crashes or
-freezes the client); a message type this client does not know (a newer server) is skipped. Of
-the server package only :mod:`mineduel.server.client` is imported.
+Each line is decoded once, by the line client, and handed inward as a typed message; a line that
+breaks the protocol (or is longer than :data:`MAX_LINE`) ends the link as *garbage* (a hostile
+server never crashes or freezes the client); a message type this client does not know (a newer
+server) is skipped. Of the server package only :mod:`mineduel.server.client` is imported.
 """
 
 from __future__ import annotations
@@ -27,105 +29,122 @@ from pathlib import Path
 from twisted.internet.abstract import isIPAddress, isIPv6Address
 from twisted.internet.defer import Deferred
 from twisted.internet.endpoints import HostnameEndpoint, TCP4ClientEndpoint, TCP6ClientEndpoint, connectProtocol
-from twisted.internet.interfaces import IHandshakeListener, IReactorCore, IStreamClientEndpoint
-from twisted.protocols.basic import LineOnlyReceiver
+from twisted.internet.interfaces import IReactorCore, IStreamClientEndpoint
 from twisted.python.failure import Failure
-from zope.interface import implementer
 
 from mineduel.client.online_client import CONNECT_TIMEOUT, Connector, FoundServer, HostInfo, LinkListener, OnlineServices
 from mineduel.client.tokens import TokenStore
 from mineduel.server import client as server_client
-from mineduel.shared.wire.codec import UnknownServerMessage, decode_server, encode_message
-from mineduel.shared.wire.messages import BadMessage, ClientMessage, Ping, PongReply
+from mineduel.shared.wire import codec
+from mineduel.shared.wire.messages import SERVER_MESSAGES, ClientMessage, ServerMessage
 from mineduel.shared.wire.names import DEFAULT_PORT, DEFAULT_UDP_PORT
 
 log = logging.getLogger(__name__)
 
 MAX_LINE = 1 << 20  # server lines can be long (a match_end carries the whole record)
 SERVER_DB = "mineduel-server.sqlite3"
+CLIENT_NAME = "mine-duel"  # the line client's own name (the session sends its own hello)
+CLOSED = Failure(ConnectionError("closed"))  # a connection lost without a reason given
 
 
 # ----- TCP -----------------------------------------------------------------------------------------------------
 
 
-@implementer(IHandshakeListener)
-class _LineLink(LineOnlyReceiver):
-    delimiter = b"\n"
-    MAX_LENGTH = MAX_LINE
-
-    def __init__(self, listener: LinkListener, handle: TcpLink, tls: bool = False) -> None:
-        self.listener = listener
-        self.handle = handle
-        self.tls = tls
-        self._secured = False
-        self._garbage = False
-
-    def connectionMade(self) -> None:
-        if not self.tls:  # over TLS the link opens once the certificate passed (handshakeCompleted)
-            self.listener.link_open(self.handle)
-
-    def handshakeCompleted(self) -> None:
-        self._secured = True
-        self.listener.link_open(self.handle)
-
-    def lineReceived(self, line: bytes) -> None:
-        if self._garbage:
-            return
-        try:
-            msg = decode_server(line)
-        except UnknownServerMessage as exc:
-            log.info("online: skipping a message this client does not know: %s", exc)
-            return
-        except BadMessage as exc:
-            self._garbage = True
-            self.listener.link_garbage(self.handle, str(exc))
-            self.transport.loseConnection()
-            return
-        if isinstance(msg, Ping):
-            self.transport.write(encode_message(PongReply()))  # at once, whatever the frame does
-        self.listener.link_message(self.handle, msg)
-
-    def lineLengthExceeded(self, line: bytes) -> None:
-        self._garbage = True
-        self.listener.link_garbage(self.handle, "line too long")
-        self.transport.loseConnection()
-
-    def connectionLost(self, reason: Failure = None) -> None:  # type: ignore[assignment]
-        self.handle.proto = None
-        detail = reason.getErrorMessage() if reason is not None else "closed"
-        if self.tls and not self._secured:
-            if not self.handle.closed:
-                if server_client.is_tls_refusal(reason):
-                    self.listener.link_refused(self.handle, detail)
-                else:
-                    self.listener.link_failed(self.handle, detail)
-            return
-        self.listener.link_closed(self.handle, detail)
+def _newer_type(line: bytes) -> bool:
+    """Whether a line the line client could not read is a well-formed message of a type this client
+    does not know (a newer server: skipped), rather than garbage (read again only in that case)."""
+    try:
+        obj = codec.decode(line)
+    except codec.ProtocolError:
+        return False
+    return obj.get("type") not in SERVER_MESSAGES
 
 
 class TcpLink:
-    """One TCP connection (or an attempt at one)."""
+    """One TCP connection (or an attempt at one), as the session holds it; also the line client's
+    :class:`~mineduel.server.client.Listener`, which turns its typed messages and malformed lines
+    into the session's :class:`~mineduel.client.online_client.LinkListener` calls."""
 
-    def __init__(self) -> None:
+    def __init__(self, listener: LinkListener) -> None:
+        self.listener = listener
         self.proto: _LineLink | None = None
         self.attempt: Deferred[_LineLink] | None = None
         self.closed = False
+        self.garbage = False  # the server broke the protocol: nothing more is heard from this link
 
+    # ----- the session's side ------------------------------------------------------------------------
     def send(self, message: ClientMessage) -> None:
         if self.proto is not None and self.proto.transport is not None:
-            self.proto.transport.write(encode_message(message))
+            self.proto.send(message)
 
     def close(self) -> None:
         self.closed = True
         if self.proto is not None and self.proto.transport is not None:
-            self.proto.transport.loseConnection()
+            self.proto.close()
         elif self.attempt is not None and not self.attempt.called:
             self.attempt.cancel()
 
     def abort(self) -> None:
         """Drop the connection without a goodbye (tests: a cut cable)."""
         if self.proto is not None and self.proto.transport is not None:
-            self.proto.transport.abortConnection()
+            self.proto.abort()
+
+    # ----- server_client.Listener (the line client's side) --------------------------------------
+    def message_received(self, message: ServerMessage) -> None:
+        """A checked message (a ping was already answered by the line client)."""
+        if not self.garbage:
+            self.listener.link_message(self, message)
+
+    def malformed_line(self, line: bytes, problem: str) -> None:
+        """A newer server's message type is skipped; anything else (and a line too long) is garbage:
+        the link is dropped and the lobby says *bad server*."""
+        if self.garbage:
+            return
+        if _newer_type(line):
+            log.info("online: skipping a message this client does not know: %s", problem)
+            return
+        self.garbage = True
+        self.listener.link_garbage(self, problem)
+        if self.proto is not None and self.proto.transport is not None:
+            self.proto.close()
+
+
+class _LineLink(server_client.LineClient):
+    """The line client (framing, one decode per line, pong at once) plus when the session hears
+    that the link opened or ended: over TLS only once the certificate passed, and a handshake
+    that failed its check is ``link_refused``, never retried in plaintext."""
+
+    MAX_LENGTH = MAX_LINE
+
+    def __init__(self, handle: TcpLink, tls: bool = False) -> None:
+        super().__init__(CLIENT_NAME, listener=handle, keep=False)
+        self.handle = handle
+        self.tls = tls
+        self._secured = False
+
+    def connectionMade(self) -> None:
+        super().connectionMade()
+        if not self.tls:  # over TLS the link opens once the certificate passed (handshakeCompleted)
+            self.handle.listener.link_open(self.handle)
+
+    def handshakeCompleted(self) -> None:
+        super().handshakeCompleted()
+        self._secured = True
+        self.handle.listener.link_open(self.handle)
+
+    def connectionLost(self, reason: Failure = CLOSED) -> None:
+        super().connectionLost(reason)
+        handle = self.handle
+        handle.proto = None
+        detail = reason.getErrorMessage()
+        if self.tls and not self._secured:
+            if not handle.closed:
+                if server_client.is_tls_refusal(reason):
+                    handle.listener.link_refused(handle, detail)
+                else:
+                    handle.listener.link_failed(handle, detail)
+            return
+        handle.listener.link_closed(handle, detail)
 
 
 def tcp_connector(reactor: IReactorCore) -> Connector:
@@ -136,22 +155,23 @@ def tcp_connector(reactor: IReactorCore) -> Connector:
     """
 
     def connect(host: str, port: int, listener: LinkListener, *, tls: bool = False, pin: str | None = None) -> TcpLink:
-        link = TcpLink()
+        link = TcpLink(listener)
         endpoint: IStreamClientEndpoint
         if isIPAddress(host):
             endpoint = TCP4ClientEndpoint(reactor, host, port, timeout=CONNECT_TIMEOUT)
         elif isIPv6Address(host):
             endpoint = TCP6ClientEndpoint(reactor, host, port, timeout=CONNECT_TIMEOUT)
         else:  # a name: resolved off the reactor thread, every address tried
-            endpoint = HostnameEndpoint(reactor, host.encode("idna") if not host.isascii() else host, port, timeout=CONNECT_TIMEOUT)
+            name = host.encode("idna") if not host.isascii() else host
+            endpoint = HostnameEndpoint(reactor, name, port, timeout=CONNECT_TIMEOUT)
         if tls:
             endpoint = server_client.secure_endpoint(endpoint, host, pin)
-        proto = _LineLink(listener, link, tls)
+        proto = _LineLink(link, tls)
 
         def connected(p: _LineLink) -> None:
             link.proto = p
             if link.closed:
-                p.transport.loseConnection()
+                p.close()
 
         def failed(failure: Failure) -> None:
             if not link.closed:
@@ -180,7 +200,7 @@ def lan_address() -> str:
 
 
 def start_host(reactor: IReactorCore, folder: Path, *, port: int = DEFAULT_PORT, udp_port: int | None = DEFAULT_UDP_PORT,
-               interface: str = "0.0.0.0", public_host: str | None = None) -> HostInfo:  # noqa: S104 - a LAN host listens on all interfaces
+               interface: str = "0.0.0.0", public_host: str | None = None) -> HostInfo:  # a LAN host listens on all interfaces
     """Start the server in this reactor (Host on this computer); the database lives in ``folder``.
 
     If the default port is taken (another server on this machine), any free port is used.
@@ -192,8 +212,12 @@ def start_host(reactor: IReactorCore, folder: Path, *, port: int = DEFAULT_PORT,
     return HostInfo(handle.port, public, handle.stop, handle.udp_port)
 
 
+Discover = Callable[[Callable[[list[FoundServer]], None]], None]
+"""Ask the LAN for servers; the callback gets what answered (an empty list when nothing could be asked)."""
+
+
 def discover_servers(reactor: IReactorCore, *, port: int = DEFAULT_UDP_PORT, timeout: float = 1.0,
-                     targets: tuple[str, ...] = ("255.255.255.255", "127.0.0.1")) -> Callable[[Callable[[list[FoundServer]], None]], None]:
+                     targets: tuple[str, ...] = ("255.255.255.255", "127.0.0.1")) -> Discover:
     """A function that asks the LAN for servers and calls back with what answered."""
     def run(done: Callable[[list[FoundServer]], None]) -> None:
         try:
