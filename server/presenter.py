@@ -29,7 +29,11 @@ if TYPE_CHECKING:
 def result(outcome: Outcome, me: int) -> m.Result:
     """The seat-relative result (C4, O9–O12), from the engine's one rule."""
     seen = seat_result(outcome, me)
-    return m.Result(seen.outcome._value_, seen.winner, seen.reason._value_, seen.scores)  # type: ignore[arg-type]
+    scores = seen.scores
+    return m.Result(
+        seen.outcome._value_,  # type: ignore[arg-type]  # a Result member's value is one of the four words
+        seen.winner, seen.reason._value_, None if scores is None else m.Scores(scores[0], scores[1]),
+    )
 
 
 def seat_info(seat: Seat | None, now: float) -> m.SeatInfo | None:
@@ -107,12 +111,12 @@ def state(match: LiveMatch, me: int, now: float, events: Sequence[m.SeenAction])
     deadline = view.deadline
     outcome = view.outcome
     return m.State(
-        match.id, match.seq, me, view.phase._value_,
-        None if to_move is None else "me" if to_move == me else "opponent",
-        view.turn, view.quota_left,
-        None if deadline is None else m.Deadline(round(deadline, 3), round(max(0.0, deadline - now), 3)),
-        round(now, 3), board_of(view), match.transcript, events,
-        None if outcome is None else result(outcome, me),
+        match_id=match.id, seq=match.seq, seat=me, phase=view.phase._value_,
+        to_move=None if to_move is None else "me" if to_move == me else "opponent",
+        turn=view.turn, quota_left=view.quota_left,
+        deadline=None if deadline is None else m.Deadline(round(deadline, 3), round(max(0.0, deadline - now), 3)),
+        server_time=round(now, 3), board=board_of(view), transcript=match.transcript, events=events,
+        result=None if outcome is None else result(outcome, me),
     )
 
 

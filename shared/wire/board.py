@@ -174,7 +174,7 @@ def outcome_of(result: Result, me: int) -> Outcome:
     winner = None if result.winner is None else (me if result.winner == "me" else 1 - me)
     scores = None
     if result.scores is not None:
-        mine, theirs = result.scores
+        mine, theirs = result.scores.me, result.scores.opponent
         scores = (mine, theirs) if me == 0 else (theirs, mine)
     return Outcome(winner, Reason(result.reason), scores)
 

@@ -185,7 +185,11 @@ def optional_seq(msg: Mapping[str, Any]) -> int | None:
 
 
 def encode_message(message: m.Message) -> bytes:
-    """One typed message as its ``\\n``-terminated line (the same bytes as its ``wire()`` object)."""
+    """One typed message as its ``\\n``-terminated line (the same bytes as its ``wire()`` object).
+
+    Through ``wire()`` and orjson: measured, orjson writes a slotted dataclass directly about
+    twice as slowly as the ``wire()`` object (and ``SeenAction`` leaves out unset keys anyway).
+    """
     if _orjson is not None:
         line: bytes = _orjson.dumps(message.wire())
         return line + b"\n"

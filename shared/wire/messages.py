@@ -43,17 +43,19 @@ def _fast_init(cls: type[_T]) -> type[_T]:
     1.6 times as much (measured with ``timeit`` on a 13-field class). Same signature, same
     defaults, still frozen afterwards.
     """
-    params, body = [], []
+    params, keywords, body = [], [], []
     namespace: dict[str, Any] = {}
     for f in fields(cls):  # type: ignore[arg-type]  # cls is a dataclass (applied after @dataclass)
+        into = keywords if f.kw_only else params
         if f.default is not MISSING:
             namespace[f"_default_{f.name}"] = f.default
-            params.append(f"{f.name}=_default_{f.name}")
+            into.append(f"{f.name}=_default_{f.name}")
         else:
-            params.append(f.name)
+            into.append(f.name)
         namespace[f"_set_{f.name}"] = getattr(cls, f.name).__set__
         body.append(f"    _set_{f.name}(self, {f.name})")
-    source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["    pass"])  # field names only
+    signature = ", ".join(["self", *params, *(["*", *keywords] if keywords else [])])
+    source = f"def __init__({signature}):\n" + "\n".join(body or ["    pass"])  # field names only
     exec(source, namespace)
     init: Callable[..., None] = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
@@ -199,20 +201,33 @@ class Deadline:
 
 @_fast_init
 @dataclass(frozen=True, slots=True)
+class Scores:
+    """O10 scores, seat-relative: right minus wrong markers."""
+
+    me: int
+    opponent: int
+
+    def wire(self) -> Json:
+        return {"me": self.me, "opponent": self.opponent}
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
 class Result:
     """A seat-relative result (``state.result``, ``match_end.result``)."""
 
     outcome: Literal["win", "loss", "draw", "void"]
     winner: Relative | None
     reason: str
-    scores: tuple[int, int] | None  # (mine, the opponent's), O10
+    scores: Scores | None
 
     def wire(self) -> Json:
+        scores = self.scores
         return {
             "outcome": self.outcome,
             "winner": self.winner,
             "reason": self.reason,
-            "scores": None if self.scores is None else {"me": self.scores[0], "opponent": self.scores[1]},
+            "scores": None if scores is None else {"me": scores.me, "opponent": scores.opponent},
         }
 
     @classmethod
@@ -225,7 +240,7 @@ class Result:
             outcome,  # type: ignore[arg-type]  # checked just above
             _opt_relative(obj, "winner"),
             _str(obj, "reason", limit=32),
-            None if scores is None else (_int(scores, "me"), _int(scores, "opponent")),
+            None if scores is None else Scores(_int(scores, "me"), _int(scores, "opponent")),
         )
 
 
@@ -666,11 +681,12 @@ class State:
             raise BadMessage("'events' must be a list of objects")
         result = _opt_object(obj, "result")
         return cls(
-            _str(obj, "match_id", limit=16), _int(obj, "seq"), _seat(obj), _str(obj, "phase", limit=16),
-            _opt_relative(obj, "to_move"), _int(obj, "turn"), _int(obj, "quota_left"),
-            Deadline.parse(_opt_object(obj, "deadline")), _number(obj, "server_time"),
-            Board.parse(_object(obj, "board")), _str(obj, "transcript", limit=64),
-            tuple(SeenAction.parse(e) for e in events), None if result is None else Result.parse(result),
+            match_id=_str(obj, "match_id", limit=16), seq=_int(obj, "seq"), seat=_seat(obj),
+            phase=_str(obj, "phase", limit=16), to_move=_opt_relative(obj, "to_move"), turn=_int(obj, "turn"),
+            quota_left=_int(obj, "quota_left"), deadline=Deadline.parse(_opt_object(obj, "deadline")),
+            server_time=_number(obj, "server_time"), board=Board.parse(_object(obj, "board")),
+            transcript=_str(obj, "transcript", limit=64), events=tuple(SeenAction.parse(e) for e in events),
+            result=None if result is None else Result.parse(result),
         )
 
 
