@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from mineduel.client.settings import default_data_dir
-from mineduel.shared.wire.protocol import normalise_pin
+from mineduel.shared.wire.links import normalise_pin
 
 log = logging.getLogger(__name__)
 

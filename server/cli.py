@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from mineduel.server.config import Config, default_db_path
-from mineduel.shared.wire import protocol
+from mineduel.shared.wire import names
 
 
 def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
@@ -17,7 +17,7 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
     )
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0, all)")
     parser.add_argument(
-        "--port", type=int, default=protocol.DEFAULT_PORT, help=f"TCP port (default {protocol.DEFAULT_PORT}; 0 picks a free one)",
+        "--port", type=int, default=names.DEFAULT_PORT, help=f"TCP port (default {names.DEFAULT_PORT}; 0 picks a free one)",
     )
     parser.add_argument(
         "--listen", action="append", default=[], metavar="ENDPOINT",
@@ -26,8 +26,8 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
         "The first is the one LAN discovery advertises",
     )
     parser.add_argument(
-        "--udp-port", type=int, default=protocol.DEFAULT_UDP_PORT,
-        help=f"UDP discovery port (default {protocol.DEFAULT_UDP_PORT}; 0 picks one)",
+        "--udp-port", type=int, default=names.DEFAULT_UDP_PORT,
+        help=f"UDP discovery port (default {names.DEFAULT_UDP_PORT}; 0 picks one)",
     )
     parser.add_argument("--no-discovery", action="store_true", help="do not answer LAN discovery")
     parser.add_argument("--db", default=None, help=f"SQLite database path (default {default_db_path()})")
@@ -52,10 +52,10 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
     )
     parser.add_argument("--rate", type=float, default=20.0, help="messages per second per connection")
     # Rule timings are fixed by RULES.md; these exist for tests and demos only.
-    parser.add_argument("--turn-seconds", type=float, default=protocol.TURN_SECONDS, help=argparse.SUPPRESS)
-    parser.add_argument("--grace-seconds", type=float, default=protocol.GRACE_SECONDS, help=argparse.SUPPRESS)
+    parser.add_argument("--turn-seconds", type=float, default=names.TURN_SECONDS, help=argparse.SUPPRESS)
+    parser.add_argument("--grace-seconds", type=float, default=names.GRACE_SECONDS, help=argparse.SUPPRESS)
     parser.add_argument(
-        "--idle-timeout", type=float, default=protocol.IDLE_TIMEOUT,
+        "--idle-timeout", type=float, default=names.IDLE_TIMEOUT,
         help="seconds of silence before a connection counts as dropped (default 15; raise it to type by hand with nc)",
     )
     args = parser.parse_args(argv)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from mineduel.shared.wire import protocol
+from mineduel.shared.wire import names
 
 try:
     SERVER_VERSION = _version("mine-duel")
@@ -26,11 +26,11 @@ class Config:
     """Everything tunable; the defaults suit a friend hosting on a LAN."""
 
     host: str = "0.0.0.0"
-    port: int = protocol.DEFAULT_PORT
+    port: int = names.DEFAULT_PORT
     # Twisted server endpoint strings (``tcp:47650``, ``ssl:47650:privateKey=key.pem:certKey=cert.pem``);
     # empty: ``tcp:PORT:interface=HOST`` from the two above. The first is the one LAN discovery advertises.
     listen: tuple[str, ...] = ()
-    udp_port: int | None = protocol.DEFAULT_UDP_PORT  # None: no LAN discovery
+    udp_port: int | None = names.DEFAULT_UDP_PORT  # None: no LAN discovery
     db: str | None = None  # None: default_db_path(); ":memory:" for a throw-away server
     db_sync: str = "FULL"
     # Commit on a worker thread (server/commits.py ThreadedWriter). Off by default: measured on
@@ -41,18 +41,18 @@ class Config:
     version: str = SERVER_VERSION
     public_host: str | None = None  # host written into invite links; default: the address dialled
     # Rules timing (RULES.md O4, O5, O12) — change only for tests.
-    turn_seconds: float = protocol.TURN_SECONDS
-    grace_seconds: float = protocol.GRACE_SECONDS
+    turn_seconds: float = names.TURN_SECONDS
+    grace_seconds: float = names.GRACE_SECONDS
     # Presence (O12).
-    ping_interval: float = protocol.PING_INTERVAL
-    idle_timeout: float = protocol.IDLE_TIMEOUT
+    ping_interval: float = names.PING_INTERVAL
+    idle_timeout: float = names.IDLE_TIMEOUT
     # Retention (O15).
     room_ttl: float = 24 * 3600.0
     result_ttl: float = 24 * 3600.0
     sweep_interval: float = 600.0
     clock_interval: float = 1.0  # how often the server clock is written to disk
     # Limits.
-    max_line: int = protocol.MAX_LINE
+    max_line: int = names.MAX_LINE
     rate_per_second: float = 20.0
     rate_burst: float = 40.0
     max_connections_per_address: int = 16

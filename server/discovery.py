@@ -21,7 +21,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.protocol import DatagramProtocol
 from twisted.logger import Logger
 
-from mineduel.shared.wire import protocol
+from mineduel.shared.wire import links, names
 
 log = Logger(namespace="mineduel.discovery")
 
@@ -29,7 +29,7 @@ MAX_DATAGRAM = 512
 
 
 def request_datagram() -> bytes:
-    return json.dumps({"type": "discover", "protocol": protocol.PROTOCOL_VERSION}, separators=(",", ":")).encode()
+    return json.dumps({"type": "discover", "protocol": names.PROTOCOL_VERSION}, separators=(",", ":")).encode()
 
 
 class DiscoveryServer(DatagramProtocol):
@@ -49,7 +49,7 @@ class DiscoveryServer(DatagramProtocol):
             return
         if self.transport is None:  # not listening (any more)
             return
-        reply = {"type": "server", "protocol": protocol.PROTOCOL_VERSION, **self.describe()}
+        reply = {"type": "server", "protocol": names.PROTOCOL_VERSION, **self.describe()}
         try:
             self.transport.write(json.dumps(reply, separators=(",", ":")).encode(), addr)
         except OSError as exc:  # e.g. no route back
@@ -80,7 +80,7 @@ class _Collector(DatagramProtocol):
             if msg.get("type") != "server":
                 return
             tls = msg.get("tls") is True
-            pin = protocol.normalise_pin(str(msg["pin"])) if tls and msg.get("pin") is not None else None
+            pin = links.normalise_pin(str(msg["pin"])) if tls and msg.get("pin") is not None else None
             server = FoundServer(
                 host=addr[0],
                 port=int(msg["port"]),
@@ -98,7 +98,7 @@ class _Collector(DatagramProtocol):
 
 def discover(
     reactor: Any,
-    port: int = protocol.DEFAULT_UDP_PORT,
+    port: int = names.DEFAULT_UDP_PORT,
     timeout: float = 1.0,
     targets: Sequence[str] = ("255.255.255.255", "127.0.0.1"),
 ) -> Deferred[list[FoundServer]]:

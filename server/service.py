@@ -24,7 +24,7 @@ from mineduel.server.net import ListenerFactory, ServerFactory
 from mineduel.server.session import ServerCore
 from mineduel.server.storage import SQLiteStorage, Storage
 from mineduel.server.tls import ListenError, ListenSpec, listen_spec, make_endpoint
-from mineduel.shared.wire import protocol
+from mineduel.shared.wire import links
 
 log = Logger(namespace="mineduel.service")
 
@@ -203,7 +203,7 @@ def start_server(
         log.info("endpoint {endpoint} port={port} tls={tls}", endpoint=spec.description, port=port, tls=spec.tls)
         if spec.pin is not None and port is not None:  # a pin comes with ssl:, always a TCP port
             # What a host shares for a self-signed certificate: the pinned link (docs/HOSTING.md).
-            example = protocol.invite_link(config.public_host or "HOST", port, "CODE", tls=True, pin=spec.pin)
+            example = links.invite_link(config.public_host or "HOST", port, "CODE", tls=True, pin=spec.pin)
             log.info("tls_certificate port={port} sha256={pin} pinned_link={link}", port=port, pin=spec.pin, link=example)
     return handle
 

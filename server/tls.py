@@ -23,7 +23,7 @@ from twisted.internet.abstract import isIPAddress, isIPv6Address
 from twisted.internet.interfaces import IOpenSSLClientConnectionCreator
 from zope.interface import implementer
 
-from mineduel.shared.wire import protocol
+from mineduel.shared.wire import links
 
 TLS_KINDS = frozenset({"ssl"})
 """Endpoint types whose connections are encrypted."""
@@ -180,7 +180,7 @@ class PinnedCertificate:
         from OpenSSL import SSL
         from twisted.internet.ssl import CertificateOptions, TLSVersion
 
-        self.pin = protocol.normalise_pin(pin)
+        self.pin = links.normalise_pin(pin)
         self._sni = None if isIPAddress(hostname) or isIPv6Address(hostname) else hostname.encode("idna")
         self._context = CertificateOptions(raiseMinimumTo=TLSVersion.TLSv1_2).getContext()
         self._context.set_verify(SSL.VERIFY_PEER, self._verify)
