@@ -88,7 +88,6 @@ NOT_YET_RUFF_CLEAN: frozenset[str] = frozenset({
     "tests/shared/test_ai.py",
     "tests/shared/test_ai_statistics.py",
     "tests/shared/test_engine_properties.py",
-    "tests/shared/test_events.py",
     "tests/shared/test_protocol.py",
     "tests/shared/test_replay.py",
     "tests/shared/test_rules_actions.py",

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from support.strategies import random_records, records
+
 from mineduel.shared.ai.randomplay import random_legal_action
 from mineduel.shared.fairness.record import from_json
 from mineduel.shared.rules.bitboard import FULL
@@ -43,8 +45,8 @@ from mineduel.shared.rules.events import (
     shows_cell,
 )
 from mineduel.shared.rules.views import Result, SeatResult, seat_result
-from mineduel.shared.wire.protocol import outcome_json
-from support.strategies import random_records, records
+from mineduel.shared.wire import messages
+from mineduel.shared.wire.board import outcome_of
 
 PROPS = settings(
     derandomize=True,
@@ -319,16 +321,33 @@ OUTCOMES = [
 ]
 
 
+def _spelled_result(outcome: Outcome, me: int) -> dict[str, Any]:
+    """The wire's ``result`` object (PROTOCOL.md §5) written out from the rules text, independently."""
+    if outcome.reason is Reason.VOID:
+        word = "void"
+    elif outcome.winner is None:
+        word = "draw"
+    else:
+        word = "win" if outcome.winner == me else "loss"
+    return {
+        "outcome": word,
+        "winner": None if outcome.winner is None else ("me" if outcome.winner == me else "opponent"),
+        "reason": outcome.reason.value,
+        "scores": None if outcome.scores is None else {"me": outcome.scores[me], "opponent": outcome.scores[1 - me]},
+    }
+
+
 @pytest.mark.parametrize("outcome", OUTCOMES, ids=lambda o: f"{o.reason}-{o.winner}")
 @pytest.mark.parametrize("seat", [0, 1])
-def test_c4_o9_o12_seat_result_matches_outcome_json(outcome: Outcome, seat: int) -> None:
-    """C4/O9–O12: seat_result says what outcome_json says (void is void, no winner is a draw)."""
+def test_c4_o9_o12_seat_result_matches_the_wire_result(outcome: Outcome, seat: int) -> None:
+    """C4/O9–O12: seat_result says what the wire's ``result`` says (void is void, no winner is a
+    draw), and a client reading that ``result`` back (``outcome_of``) gets the record's outcome."""
     result = seat_result(outcome, seat)
-    wire = outcome_json(outcome, seat)
-    assert wire is not None
+    wire = _spelled_result(outcome, seat)
     assert (result.outcome.value, result.winner, result.reason.value) == (wire["outcome"], wire["winner"], wire["reason"])
     expected_scores = None if wire["scores"] is None else (wire["scores"]["me"], wire["scores"]["opponent"])
     assert result.scores == expected_scores
+    assert outcome_of(messages.Result.parse(wire), seat) == outcome
 
 
 def test_o10_seat_result_is_relative() -> None:
