@@ -34,7 +34,7 @@ while a failed one was in flight was built on top of it, so it is undone with it
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -60,16 +60,6 @@ class Outbox(Protocol):
     with :func:`~mineduel.shared.wire.codec.encode_message`."""
 
     def send(self, peer: int, message: ServerMessage) -> None: ...
-
-    def close(self, peer: int) -> None: ...
-
-
-class WireOutbox(Protocol):
-    """Transitional: an edge that still takes each message's JSON object and encodes it itself
-    (``protocol.encode``: the same bytes). An edge that takes typed messages says so with a
-    true ``takes_messages`` attribute."""
-
-    def send(self, peer: int, message: Mapping[str, Any]) -> None: ...
 
     def close(self, peer: int) -> None: ...
 
@@ -210,7 +200,7 @@ class CommitQueue:
         *,
         storage: Storage,
         clock: IReactorTime,
-        outbox: Outbox | WireOutbox,
+        outbox: Outbox,
         on_failure: Callable[[Batch], None] | None = None,
         meta: Callable[[], dict[str, str]] | None = None,
         writer: Writer | None = None,
@@ -218,7 +208,6 @@ class CommitQueue:
         self.storage = storage
         self.clock = clock
         self.outbox = outbox
-        self._typed = bool(getattr(outbox, "takes_messages", False))  # else: hand it ``wire()`` objects
         self.on_failure = on_failure
         self.meta = meta  # written with every commit (the server clock)
         self.writer = writer  # None: commit on the loop's thread (tests, ":memory:")
@@ -291,7 +280,7 @@ class CommitQueue:
         if self.batch or self.inflight is not None or self.batch.held:
             self._hold(peer, message)
         else:
-            self.outbox.send(peer, message if self._typed else message.wire())  # type: ignore[arg-type]
+            self.outbox.send(peer, message)
 
     def send_now(self, peer: int, message: ServerMessage) -> None:
         """A message that shows no game state (``ping``, ``pong``, ``welcome``): it waits only
@@ -300,7 +289,7 @@ class CommitQueue:
         if peer in self.batch.held_peers or (inflight is not None and peer in inflight.held_peers):
             self._hold(peer, message)
         else:
-            self.outbox.send(peer, message if self._typed else message.wire())  # type: ignore[arg-type]
+            self.outbox.send(peer, message)
 
     def close(self, peer: int) -> None:
         if self.batch or self.inflight is not None or self.batch.held:
@@ -315,19 +304,15 @@ class CommitQueue:
     def deliver(self, held: list[Held]) -> None:
         """Send held messages now, in order (also used by ``on_failure`` for the ones it keeps)."""
         out = self.outbox
-        typed = self._typed
         send_all = getattr(out, "send_all", None)
         if send_all is not None:  # the Twisted factory: one write per connection
-            if typed:
-                send_all([(item.peer, item.message) for item in held])
-            else:
-                send_all([(item.peer, None if item.message is None else item.message.wire()) for item in held])
+            send_all([(item.peer, item.message) for item in held])
             return
         for item in held:
             if item.message is None:
                 out.close(item.peer)
             else:
-                out.send(item.peer, item.message if typed else item.message.wire())  # type: ignore[arg-type]
+                out.send(item.peer, item.message)
 
     # ----- committing ---------------------------------------------------------------------------------
     def flush(self, *, wait: bool = False) -> bool:
@@ -433,4 +418,4 @@ def _failure_of(error: BaseException) -> Failure:
     return Failure(error, type(error), error.__traceback__)
 
 
-__all__ = ["Batch", "CommitQueue", "Held", "Outbox", "Request", "Storable", "ThreadedWriter", "WireOutbox", "Writer"]
+__all__ = ["Batch", "CommitQueue", "Held", "Outbox", "Request", "Storable", "ThreadedWriter", "Writer"]

@@ -116,7 +116,6 @@ class InProcessServer:
     makes the server's random bytes (room codes, tokens, boards) the same on every run.
     """
 
-    takes_messages = True  # the commit queue hands this edge typed messages (commits.Outbox)
 
     def __init__(self, seed: int = 1, **config: Any) -> None:
         self.clock = Clock()

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, cast
+from collections.abc import Sequence
+from typing import Protocol, cast
 
 from twisted.internet import tcp
 from twisted.internet.interfaces import IAddress, IDelayedCall, IPushProducer, IReactorTime
@@ -25,7 +25,7 @@ from mineduel.shared.wire.messages import ServerMessage
 
 log = Logger(namespace="mineduel.net")
 
-Outgoing = ServerMessage | Mapping[str, Any]
+Outgoing = ServerMessage
 """What the core hands its outbox: a typed message (or, while it switches over, a JSON object)."""
 
 
@@ -43,8 +43,8 @@ class Connection(Protocol):
 
 
 def line(message: Outgoing) -> bytes:
-    """One outgoing message as its line."""
-    return codec.encode(message) if isinstance(message, Mapping) else codec.encode_message(message)
+    """One outgoing message as its line: encoded here, at the edge, once."""
+    return codec.encode_message(message)
 
 
 def unsent_bytes(transport: object) -> int:

@@ -22,7 +22,7 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
-from mineduel.server.commits import Batch, CommitQueue, Outbox, WireOutbox, Writer
+from mineduel.server.commits import Batch, CommitQueue, Outbox, Writer
 from mineduel.server.config import Config
 from mineduel.server.lobby import PeerInfo
 from mineduel.server.match import RandBytes
@@ -113,7 +113,7 @@ class ServerCore:
         clock: IReactorTime,
         randbytes: RandBytes,
         storage: Storage,
-        outbox: Outbox | WireOutbox,
+        outbox: Outbox,
         config: Config,
         wall: Callable[[], float] | None = None,
         turns: IReactorTime | None = None,

@@ -100,13 +100,14 @@ def test_server_forgives_a_peer_that_reads_again_in_time() -> None:
     assert transport.producerState == "producing" and not transport.disconnecting and not proto.cut
 
 
-def test_server_outbox_writes_typed_and_json_messages_alike() -> None:
-    """During the switch to typed messages, both spellings of a message leave as the same bytes."""
+def test_server_outbox_encodes_each_typed_message_once_at_the_edge() -> None:
+    """The factory writes a typed message as its line; held messages go out in one write, closes after."""
     proto, transport, _, _, factory = _server()
-    ping = m.Ping(12.5)
+    ping, pong = m.Ping(12.5), m.Pong(12.5, "p")
     factory.send(proto.pid, ping)
-    factory.send(proto.pid, ping.wire())
-    assert transport.value() == codec.encode_message(ping) * 2
+    factory.send_all([(proto.pid, pong), (proto.pid, ping), (proto.pid, None)])
+    assert transport.value() == b'{"type":"ping","server_time":12.5}\n' + codec.encode_message(pong) + codec.encode_message(ping)
+    assert transport.disconnecting
 
 
 def test_server_lost_connection_stops_its_stall_timer() -> None:

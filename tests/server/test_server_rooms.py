@@ -9,12 +9,13 @@ import hashlib
 import json
 
 import pytest
-
 from support.harness import Harness, oracle_message, play_to_score_end
+
 from mineduel.shared.fairness import commitments as fairness
-from mineduel.shared.wire import protocol
-from mineduel.shared.rules.engine import Phase
 from mineduel.shared.fairness.verify import verify_record
+from mineduel.shared.rules.engine import Phase
+from mineduel.shared.wire import links, names
+from mineduel.shared.wire.messages import Ok
 
 
 def opening(h: Harness, first, second) -> None:
@@ -34,11 +35,11 @@ def test_o1_room_code_is_short_and_unambiguous_and_invite_carries_no_token():
     a = h.connect()
     created = a.send(type="create_room", name="Ann")[0]
     code = created["room"]
-    assert len(code) == 6 and set(code) <= set(protocol.ROOM_CODE_ALPHABET)
+    assert len(code) == 6 and set(code) <= set(names.ROOM_CODE_ALPHABET)
     assert not set(code) & set("0O1IL")
     assert created["invite"] == f"mineduel://192.168.1.5:47650/join/{code}"
     assert created["token"] not in created["invite"]
-    assert protocol.parse_invite(created["invite"]) == ("192.168.1.5", 47650, code)
+    assert links.parse_invite(created["invite"]) == ("192.168.1.5", 47650, code)
 
 
 def test_o1_peek_seats_nobody_and_join_is_explicit():
@@ -162,8 +163,8 @@ def test_o4_auto_moves_are_the_streams_uniform_picks():
     match = h.match(first)
     for _ in range(4):
         h.advance(20)
-    from mineduel.shared.rules.engine import GameState, Variant
     from mineduel.shared.fairness.record import from_json
+    from mineduel.shared.rules.engine import GameState, Variant
 
     replay = GameState(Variant.ONLINE)
     stream = fairness.FairStream(match.signature)
@@ -250,7 +251,7 @@ def test_o6_a_late_action_after_expiry_is_refused_even_if_the_timer_has_not_run(
     assert reply[-1]["code"] == "not_your_turn"
     match = h.match(first)
     assert match.actions[-1]["type"] == "timeout" and match.state.to_move == 1
-    assert match.actions[-1]["at"] == pytest.approx(protocol.TURN_SECONDS + match.actions[-2]["at"])
+    assert match.actions[-1]["at"] == pytest.approx(names.TURN_SECONDS + match.actions[-2]["at"])
 
 
 # ----- O7–O11 endings ----------------------------------------------------------------------------
@@ -340,7 +341,7 @@ def test_o12_reconnect_within_grace_with_the_stored_token_continues():
     kinds = [m["type"] for m in reply]
     assert kinds[:4] == ["joined", "room", "match_start", "state"]
     state = reply[3]
-    assert [e["action"] for e in state["events"]][0] == "explore"
+    assert state["events"][0]["action"] == "explore"
     assert state["board"]["opened_by"][0][0] == "m"
     assert second.last("presence")["connected"] is True
     h.advance(120)
@@ -666,7 +667,7 @@ def test_an_accepted_action_is_stored_before_it_is_acknowledged():
     seen = []
 
     def spy(peer, message):
-        if message.get("type") == "ok":
+        if isinstance(message, Ok):
             seen.append(dict(h.storage.actions.get(h.match(first).id, {})))
         original(peer, message)
 
@@ -702,7 +703,8 @@ def test_stream_position_survives_rollback():
 
 
 def test_o12_a_seat_whose_grace_ran_out_may_watch_but_not_act():
-    """O12 [decision]: a seat that ran out of grace while the opponent was away too gets grace_expired; the match then ends void."""
+    """O12 [decision]: a seat that ran out of grace while the opponent was away too gets grace_expired;
+    the match then ends void."""
     h = Harness(turn_seconds=10_000)
     first, second = h.start()
     first.drop()

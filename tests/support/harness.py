@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Mapping
 from typing import Any
 
 from twisted.internet.task import Clock
@@ -17,8 +16,8 @@ from twisted.internet.task import Clock
 from mineduel.server.config import Config
 from mineduel.server.session import ServerCore
 from mineduel.server.storage import MemoryStorage
-from mineduel.shared.wire import codec, protocol
-from mineduel.shared.wire.messages import Message
+from mineduel.shared.wire import bots, codec
+from mineduel.shared.wire.messages import ServerMessage
 
 START = 1_700_000_000.0
 
@@ -30,9 +29,8 @@ class RecordingOutbox:
         self.lines: dict[int, list[bytes]] = defaultdict(list)
         self.closed: set[int] = set()
 
-    def send(self, peer: int, message: Message | Mapping[str, Any]) -> None:
-        """A typed message, or (while the server switches its outbox to typed ones) a JSON object."""
-        self.lines[peer].append(codec.encode(message) if isinstance(message, Mapping) else codec.encode_message(message))
+    def send(self, peer: int, message: ServerMessage) -> None:
+        self.lines[peer].append(codec.encode_message(message))
 
     def close(self, peer: int) -> None:
         self.closed.add(peer)
@@ -54,7 +52,7 @@ class Client:
         lines = self.h.out.lines[self.pid]
         cache = self._decoded
         if len(cache) < len(lines):  # decode each line once
-            cache.extend(protocol.decode(line[:-1]) for line in lines[len(cache) :])
+            cache.extend(codec.decode(line[:-1]) for line in lines[len(cache) :])
         return cache
 
     def new(self) -> list[dict[str, Any]]:
@@ -67,7 +65,7 @@ class Client:
     def send(self, **msg: Any) -> list[dict[str, Any]]:
         """Send one line and return the replies (after the reactor turn's commit)."""
         self.new()
-        self.h.core.line_received(self.pid, protocol.encode(msg)[:-1])
+        self.h.core.line_received(self.pid, codec.encode(msg)[:-1])
         self.h.turn()
         return self.new()
 
@@ -130,7 +128,7 @@ class Harness:
         self.core.connection_made(pid, address, "192.168.1.5", 47650)
         client = Client(self, pid)
         if hello:
-            reply = client.send(**protocol.hello("test/1"))
+            reply = client.send(**bots.hello("test/1").wire())
             assert reply[0]["type"] == "welcome", reply
         return client
 
