@@ -19,11 +19,13 @@ from typing import Any
 
 import pytest
 import pytest_twisted
-from hypothesis import given, settings, strategies as st
-from twisted.internet import defer, protocol as tprotocol
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support.reliability import record_figure, scaled
+from twisted.internet import defer
+from twisted.internet import protocol as tprotocol
 from twisted.internet.task import Clock, deferLater
 
-from support.reliability import record_figure, scaled
 from mineduel.client.net import tcp_connector
 from mineduel.client.online_client import Conn, OnlineClient, OnlineServices
 from mineduel.client.tokens import SavedSession, TokenStore
@@ -36,7 +38,9 @@ from mineduel.server.service import start_server
 from mineduel.server.session import ServerCore
 from mineduel.server.storage import MemoryStorage
 from mineduel.server.tls import ListenError, default_endpoint, listen_spec
-from mineduel.shared.wire import protocol
+from mineduel.shared.wire import bots, codec, links, names
+from mineduel.shared.wire.messages import Error, ServerMessage
+
 WRONG_PIN = "00" * 32
 
 
@@ -66,7 +70,11 @@ def _make_certificate(folder: Path, name: str = "localhost") -> tuple[Path, Path
         .not_valid_after(now + datetime.timedelta(days=3650))
         .add_extension(
             x509.SubjectAlternativeName(
-                [x509.DNSName(name), x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.IPAddress(ipaddress.ip_address("::1"))]
+                [
+                    x509.DNSName(name),
+                    x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                    x509.IPAddress(ipaddress.ip_address("::1")),
+                ]
             ),
             critical=False,
         )
@@ -166,7 +174,7 @@ class _RawRecorder(tprotocol.Protocol):
         self.closed: defer.Deferred[None] = defer.Deferred()
 
     def connectionMade(self) -> None:
-        self.transport.write(protocol.encode(protocol.hello("plain/1")))
+        self.transport.write(codec.encode_message(bots.hello("plain/1")))
 
     def dataReceived(self, data: bytes) -> None:
         self.received += data
@@ -212,7 +220,7 @@ class _PlainAnswer(tprotocol.Protocol):
     """A plaintext server: whatever arrives is answered with a JSON line (as a MINE DUEL server refusing garbage)."""
 
     def dataReceived(self, data: bytes) -> None:
-        self.transport.write(protocol.encode(protocol.error("bad_json", "not a UTF-8 JSON line")))
+        self.transport.write(codec.encode_message(Error("bad_json", "not a UTF-8 JSON line")))
 
 
 @pytest_twisted.ensureDeferred
@@ -295,8 +303,8 @@ class _Listener:
     def link_open(self, link: Any) -> None:
         self._add("open", None)
 
-    def link_message(self, link: Any, message: dict[str, Any]) -> None:
-        self._add("message", message["type"])
+    def link_message(self, link: Any, message: ServerMessage) -> None:
+        self._add("message", message.TYPE.value)
 
     def link_garbage(self, link: Any, detail: str) -> None:
         self._add("garbage", detail)
@@ -321,7 +329,7 @@ async def test_game_client_link_opens_only_after_the_pinned_handshake(tls_server
     listener = _Listener()
     link = tcp_connector(_reactor())("127.0.0.1", tls_server.handle.port, listener, tls=True, pin=tls_server.pin)
     await listener.until("open")
-    link.send(protocol.hello("game/1"))
+    link.send(bots.hello("game/1"))
     await listener.until("message")
     assert listener.events[:2] == [("open", None), ("message", "welcome")]
     link.close()
@@ -358,7 +366,7 @@ async def test_online_client_shows_a_tls_invite_and_stores_tls_for_resume(tmp_pa
     client = OnlineClient(services, clock=lambda: 0.0)
     client.connect("127.0.0.1", tls_server.handle.port, then=client.create_room, tls=True, pin=tls_server.pin)
     await _pump_client(client, lambda: client.invite)
-    link = protocol.parse_link(client.invite)
+    link = links.parse_link(client.invite)
     assert (link.tls, link.pin, link.port, link.code) == (True, tls_server.pin, tls_server.handle.port, client.room_code)
     saved = tokens.load()
     assert saved is not None and (saved.tls, saved.pin) == (True, tls_server.pin)
@@ -431,14 +439,14 @@ def test_opening_a_tls_link_connects_with_tls_and_its_pin(tmp_path):
 def test_link_examples_written_out():
     """PROTOCOL §2 examples, spelled by hand."""
     pin = "0123456789abcdef" * 4
-    assert protocol.invite_link("10.0.0.2", 47650, "ABC234") == "mineduel://10.0.0.2:47650/join/ABC234"
-    assert protocol.invite_link("::1", 5, "ABC234", tls=True) == "mineduels://[::1]:5/join/ABC234"
-    assert protocol.invite_link("play.example.org", 47650, "ABC234", tls=True, pin=pin) == (
+    assert links.invite_link("10.0.0.2", 47650, "ABC234") == "mineduel://10.0.0.2:47650/join/ABC234"
+    assert links.invite_link("::1", 5, "ABC234", tls=True) == "mineduels://[::1]:5/join/ABC234"
+    assert links.invite_link("play.example.org", 47650, "ABC234", tls=True, pin=pin) == (
         f"mineduels://play.example.org:47650/join/ABC234?pin={pin}"
     )
-    assert protocol.invite_link("play.example.org", 47650, None, tls=True) == "mineduels://play.example.org:47650"
+    assert links.invite_link("play.example.org", 47650, None, tls=True) == "mineduels://play.example.org:47650"
     colons = ":".join(pin[i : i + 2].upper() for i in range(0, 64, 2))  # as `openssl x509 -fingerprint -sha256` prints it
-    assert protocol.parse_link(f"mineduels://[fe80::1]:47650/join/abc234/?pin={colons}") == protocol.InviteLink(
+    assert links.parse_link(f"mineduels://[fe80::1]:47650/join/abc234/?pin={colons}") == links.InviteLink(
         "fe80::1", 47650, "ABC234", True, pin
     )
 
@@ -459,14 +467,14 @@ def test_link_examples_written_out():
 )
 def test_bad_links_are_refused(bad):
     with pytest.raises(ValueError):
-        protocol.parse_link(bad)
+        links.parse_link(bad)
 
 
 def test_parse_invite_refuses_a_tls_link_rather_than_drop_tls():
     """The old three-field parser cannot say TLS, so a mineduels:// link is refused there, not downgraded."""
     with pytest.raises(ValueError, match="TLS"):
-        protocol.parse_invite("mineduels://10.0.0.2:47650/join/ABC234")
-    assert protocol.parse_invite("mineduel://10.0.0.2:47650/join/ABC234") == ("10.0.0.2", 47650, "ABC234")
+        links.parse_invite("mineduels://10.0.0.2:47650/join/ABC234")
+    assert links.parse_invite("mineduel://10.0.0.2:47650/join/ABC234") == ("10.0.0.2", 47650, "ABC234")
 
 
 _hosts = st.one_of(
@@ -474,7 +482,7 @@ _hosts = st.one_of(
     st.ip_addresses(v=6).map(str),
     st.from_regex(r"[a-z][a-z0-9-]{0,20}(\.[a-z][a-z0-9-]{0,10}){0,3}", fullmatch=True),
 )
-_codes = st.none() | st.text(protocol.ROOM_CODE_ALPHABET, min_size=6, max_size=6)
+_codes = st.none() | st.text(names.ROOM_CODE_ALPHABET, min_size=6, max_size=6)
 _pins = st.none() | st.binary(min_size=32, max_size=32).map(bytes.hex)
 
 
@@ -487,9 +495,9 @@ LINK_EXAMPLES = scaled(300)
 def test_links_round_trip_for_both_schemes(host, port, code, tls, pin):
     """PROTOCOL §2: every link written parses back to what was written (IPv6 in brackets, pins lowercase)."""
     pin = pin if tls else None
-    link = protocol.invite_link(host, port, code, tls=tls, pin=pin)
+    link = links.invite_link(host, port, code, tls=tls, pin=pin)
     assert link.startswith("mineduels://" if tls else "mineduel://")
-    assert protocol.parse_link(link) == protocol.InviteLink(host, port, code, tls, pin)
+    assert links.parse_link(link) == links.InviteLink(host, port, code, tls, pin)
     record_figure("tls", "links round-tripped", 1)
 
 
@@ -508,7 +516,7 @@ def test_listen_defaults_and_backlog():
 def test_cli_collects_repeated_listen_options():
     config, _level = cli.parse_args(["--listen", "tcp:1", "--listen", "ssl:2:privateKey=k.pem"])
     assert config.listen == ("tcp:1", "ssl:2:privateKey=k.pem")
-    assert cli.parse_args([])[0].endpoints() == (f"tcp:{protocol.DEFAULT_PORT}:interface=0.0.0.0",)
+    assert cli.parse_args([])[0].endpoints() == (f"tcp:{names.DEFAULT_PORT}:interface=0.0.0.0",)
 
 
 @pytest_twisted.ensureDeferred
@@ -600,9 +608,9 @@ async def test_endpoints_are_all_checked_before_any_listens_and_a_busy_one_close
     assert _can_listen(first)
     busy = _reactor().listenTCP(0, tprotocol.Factory.forProtocol(tprotocol.Protocol), interface="127.0.0.1")
     try:
+        both = (f"tcp:{first}:interface=127.0.0.1", f"tcp:{busy.getHost().port}:interface=127.0.0.1")
         with pytest.raises(CannotListenError):
-            start_server(_reactor(), Config(listen=(f"tcp:{first}:interface=127.0.0.1", f"tcp:{busy.getHost().port}:interface=127.0.0.1"),
-                                            udp_port=None, db=":memory:"))
+            start_server(_reactor(), Config(listen=both, udp_port=None, db=":memory:"))
         for _ in range(3):  # Twisted closes a listening socket on the next reactor turn
             await deferLater(_reactor(), 0, lambda: None)
         assert _can_listen(first)
