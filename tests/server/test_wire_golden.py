@@ -17,22 +17,21 @@ from pathlib import Path
 
 import pytest
 import pytest_twisted
-from twisted.internet.task import Clock
-
+from support.harness import oracle_message
+from support.wire_scenarios import SCENARIOS, load_golden
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+from twisted.internet.task import Clock
 
 from mineduel.server.client import LineClient
 from mineduel.server.config import Config
 from mineduel.server.service import start_server
-from support.harness import oracle_message
-from support.wire_scenarios import SCENARIOS, load_golden
 
 GOLDEN = load_golden()
 LOOPBACK = Path(__file__).resolve().parents[1] / "support" / "data" / "wire_golden_loopback.json.gz"
 
 
 def _first_difference(expected: list[str], got: list[str]) -> str:
-    for i, (e, g) in enumerate(zip(expected, got)):
+    for i, (e, g) in enumerate(zip(expected, got, strict=False)):  # lengths may differ: reported below
         if e != g:
             return f"line {i}:\n  expected {e}\n  got      {g}"
     return f"expected {len(expected)} lines, got {len(got)}"

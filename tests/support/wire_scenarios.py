@@ -18,9 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from support.harness import Client, Harness, oracle_message, play_to_score_end
-from mineduel.shared.wire import protocol
 from mineduel.shared.rules.bitboard import cells
+from mineduel.shared.wire import bots
+from support.harness import Client, Harness, oracle_message, play_to_score_end
+from support.wire_views import move_json, view_of_state
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "wire_golden.json.gz"
 
@@ -163,7 +164,7 @@ def scenario_refusals() -> Capture:
                 b'{"type":"hello","protocol":2}', b'{"type":"ping","id":3}'):
         stranger.send_raw(raw)
     a = h.connect("10.0.0.1")
-    a.send(**protocol.hello("again"))
+    a.send(**bots.hello("again").wire())
     a.send(type="ready")
     a.send(type="join", room="ZZZZZZ")
     a.send(type="join", room="bad code!")
@@ -244,7 +245,7 @@ def scenario_random_walks(seed: int) -> Callable[[], Capture]:
                     break
                 seat = live.state.to_move
                 client = by_seat[seat]
-                view = protocol.view_from_state(client.last("state"))
+                view = view_of_state(client.last("state"))
                 roll = rng.random()
                 if roll < 0.05:
                     h.advance(rng.choice((5.0, 19.0, 21.0)))
@@ -257,13 +258,13 @@ def scenario_random_walks(seed: int) -> Callable[[], Capture]:
                         msg["cell"] = [rng.randrange(8), rng.randrange(8)]
                     by_seat[rng.randrange(2)].send(**msg, seq=rng.choice((None, live.seq)))
                     continue
-                moves = protocol.legal_moves(view)
+                moves = bots.legal_moves(view)
                 if not moves:
                     h.advance(21.0)
                     h.turn()
                     continue
                 move = rng.choice(moves)
-                client.send(**move.message(seq=live.seq, id=rng.randrange(1000)))
+                client.send(**move_json(move, seq=live.seq, id=rng.randrange(1000)))
             else:
                 first.send(type="resign")
             first.send(type="rematch", client_seed=f"r{seed}")
