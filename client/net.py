@@ -3,7 +3,7 @@
 It gives the :class:`~mineduel.client.online_client.OnlineClient` what it needs from the outside
 world, all on the one reactor that also drives the frames (STYLE.md):
 
-* :func:`tcp_connector` — a :data:`~mineduel.client.online_client.Connector` over TCP: the one line
+* :func:`tcp_connector` — a :class:`~mineduel.client.online_link.Connector` over TCP: the one line
   client of the server package (:class:`mineduel.server.client.LineClient`: newline-framed JSON
   lines, docs/PROTOCOL.md §1, each read once into its typed class, ``pong`` answered at once, no
   history kept), the session hearing it through :class:`TcpLink`; with ``tls=True`` over TLS, the
@@ -32,7 +32,8 @@ from twisted.internet.endpoints import HostnameEndpoint, TCP4ClientEndpoint, TCP
 from twisted.internet.interfaces import IReactorCore, IStreamClientEndpoint
 from twisted.python.failure import Failure
 
-from mineduel.client.online_client import CONNECT_TIMEOUT, Connector, FoundServer, HostInfo, LinkListener, OnlineServices
+from mineduel.client.online_client import FoundServer, HostInfo, OnlineServices
+from mineduel.client.online_link import CONNECT_TIMEOUT, Connector, LinkListener
 from mineduel.client.tokens import TokenStore
 from mineduel.server import client as server_client
 from mineduel.shared.wire import codec
@@ -63,7 +64,7 @@ def _newer_type(line: bytes) -> bool:
 class TcpLink:
     """One TCP connection (or an attempt at one), as the session holds it; also the line client's
     :class:`~mineduel.server.client.Listener`, which turns its typed messages and malformed lines
-    into the session's :class:`~mineduel.client.online_client.LinkListener` calls."""
+    into the session's :class:`~mineduel.client.online_link.LinkListener` calls."""
 
     def __init__(self, listener: LinkListener) -> None:
         self.listener = listener

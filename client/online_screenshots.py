@@ -108,7 +108,7 @@ class Rig:
 
             cell = msg.get("cell")
             match = self.client.match
-            self.client.send_action(MatchAction(ClientType(msg["type"]), None if cell is None else cell[0] * 8 + cell[1],
+            self.client.requests.send_action(MatchAction(ClientType(msg["type"]), None if cell is None else cell[0] * 8 + cell[1],
                                                 match.match_id, match.seq), lambda code: None)
         else:
             self.peer.send(**msg)
@@ -252,7 +252,7 @@ def _reconnecting(s: Shooter) -> None:
     rig = _rig(s)
     rig.start_match()
     rig.play_until(turn=3)
-    link = rig.client._link  # noqa: SLF001
+    link = rig.client.connection.link
     rig.server.cut(link)
     s.frame(0.05)
     rig.client.services.connect = lambda host, port, listener: (_ for _ in ()).throw(OSError("unreachable"))
@@ -380,5 +380,5 @@ def _storage_unavailable(s: Shooter) -> None:
     rig = _rig(s)
     rig.start_match()
     rig.play_until(turn=2)
-    rig.client._refused("explore", "storage_unavailable")  # what the reply to a move does
+    rig.client.requests.refused("explore", "storage_unavailable")  # what the reply to a move does
     s.settle(0.5)

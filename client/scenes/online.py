@@ -232,7 +232,7 @@ class OnlineScene(Scene):
         client = self.client
         assert client is not None
         code = parsed.code
-        then = None if code is None else (lambda: client.peek(code))
+        then = None if code is None else (lambda: client.requests.peek(code))
         client.connect(parsed.host, parsed.port, then=then, tls=parsed.tls, pin=parsed.pin)
 
     def host_here(self) -> None:
@@ -296,7 +296,7 @@ class OnlineScene(Scene):
             self._rebuild()
             return
         self.local_notice = None
-        client.join(code)
+        client.requests.join(code)
 
     def copy_link(self) -> None:
         client = self.client
@@ -352,7 +352,7 @@ class OnlineScene(Scene):
         self.page = self._page_for_state()
         self.rebuilds += 1
         if self.client is not None:
-            self._seen = self.client.snapshot()
+            self._seen = self.client.view.snapshot()
         t = self.ctx.t
         buttons: list[Button] = [
             Button(pygame.Rect(LEFT, 8, 46, 46), lambda: "", self.back, style="ghost", icon="back", icon_color=palette.INK,
@@ -438,7 +438,7 @@ class OnlineScene(Scene):
             self._layout["card"] = pygame.Rect(LEFT, y, INNER, 250)
             y += 250 + 14
             room = None if info is None else info.room
-            button(56, lambda: t("online.join"), (lambda: c.join(room)) if c and room else (lambda: None), style="primary",
+            button(56, lambda: t("online.join"), (lambda: c.requests.join(room)) if c and room else (lambda: None), style="primary",
                    icon="person", name="join", enabled=bool(info and info.open) and self.tokens_ok and c is not None and c.busy is None,
                    text_size=18)
             self._layout["notice_y"] = y
@@ -453,13 +453,13 @@ class OnlineScene(Scene):
             y += 96 + 12
             ready = c is not None and c.room is not None and c.room.me.ready
             has_opponent = c is not None and c.room is not None and c.room.opponent is not None
-            button(56, lambda: t("online.ready_done" if ready else "online.ready"), lambda: c.ready(not ready) if c else None,
+            button(56, lambda: t("online.ready_done" if ready else "online.ready"), lambda: c.requests.ready(not ready) if c else None,
                    style="selected" if ready else "primary", icon="check" if ready else None, name="ready",
                    enabled=has_opponent and c is not None and c.connected, text_size=18)
             self._layout["status_y"] = y
             y += 34
             self._layout["commit_y"] = y
-            buttons.append(Button(bottom, lambda: t("online.leave"), c.leave if c else (lambda: None), style="ghost", icon="quit",
+            buttons.append(Button(bottom, lambda: t("online.leave"), c.requests.leave if c else (lambda: None), style="ghost", icon="quit",
                                   icon_color=palette.OPP, name="leave"))
         elif page in ("connecting", "reconnecting"):
             self._layout["message_y"] = 300
@@ -486,7 +486,7 @@ class OnlineScene(Scene):
         self._follow_match()
         if self._covered:
             return  # rebuilt when uncovered (SceneStack.pop relayouts the new top)
-        snapshot = client.snapshot()
+        snapshot = client.view.snapshot()
         if snapshot != self._seen or self._page_for_state() != self.page:
             if self.page != "waiting" or self._page_for_state() != "waiting":
                 self.copied = None

@@ -254,7 +254,7 @@ async def test_ko_then_rematch_with_sides_swapped(tmp_path, server):
         winner.click("close")
         # O14: rematch needs both; the agreement shows on the other side.
         winner.click("rematch")
-        await pump(lambda: loser.client.rematch_opponent, a, b)
+        await pump(lambda: loser.client.opponent.rematch_opponent, a, b)
         assert loser.top.panel.open
         loser.click("rematch")
         await pump(lambda: a.match.match_id != first_id and b.match.match_id != first_id and a.top.controller is a.match
@@ -293,7 +293,7 @@ async def test_every_ending_reaches_the_result_panel(tmp_path, server, ending):
             assert b.top.words.reason_text() == "You resigned" and a.top.words.reason_text() == "Your opponent resigned"
         elif ending == "disconnect":
             b.client.close()  # B's program is gone: a clean close is detected at once (O12)
-            await pump(lambda: a.client.opponent_away_until is not None, a)
+            await pump(lambda: a.client.opponent.away_until is not None, a)
             await elapse(30.0, a)
             assert a.top.words.banner()[0] == "Opponent disconnected: 90s left"
             server.advance(121)
@@ -321,11 +321,11 @@ async def test_cut_connection_comes_back_by_itself(tmp_path, server):
         await start_match(a, b)
         await play_one(server, a, b)
         match_id, seq = a.match.match_id, a.match.seq
-        a.client._link.abort()  # a cut cable
+        a.client.connection.link.abort()  # a cut cable
         await pump(lambda: a.client.conn == Conn.RECONNECTING, a)
         assert a.top.words.instruction() == "Reconnecting..."
         assert a.top.words.banner() is not None
-        await pump(lambda: a.client.conn == Conn.OPEN and a.client.busy is None and b.client.opponent_away_until is None, a, b)
+        await pump(lambda: a.client.conn == Conn.OPEN and a.client.busy is None and b.client.opponent.away_until is None, a, b)
         assert a.match.match_id == match_id and a.match.seq == seq and isinstance(a.top, OnlineGameScene)
         await play_one(server, a, b)
         await play_one(server, a, b)
@@ -347,12 +347,12 @@ async def test_restarted_client_resumes_with_its_stored_token(tmp_path, server):
         assert saved.token not in a.client.invite  # O1: the link never carries the token
         match_id, view = a.match.match_id, a.match.view()
         a.client.close()  # the program stops
-        await pump(lambda: b.client.opponent_away_until is not None, b)
+        await pump(lambda: b.client.opponent.away_until is not None, b)
         a2 = Player(tmp_path, "a")  # restarted on the same data folder
         assert isinstance(a2.top, OnlineScene)
         await pump(lambda: isinstance(a2.top, OnlineGameScene) and a2.top.controller is not None, a2, b)
         assert a2.match.match_id == match_id and a2.match.view() == view
-        await pump(lambda: b.client.opponent_away_until is None, a2, b)
+        await pump(lambda: b.client.opponent.away_until is None, a2, b)
     finally:
         close_all(*(p for p in (a, b, a2) if p is not None))
 
@@ -486,7 +486,7 @@ def test_language_changes_keep_the_match_and_the_rematch_agreement(tmp_path):
         d.frame()
         d.click(d.to_window(game.widgets.by_name("language").rect.center))
         d.click(d.to_window(d.app.stack.popup.widgets.by_name("lang:en").rect.center))
-        assert game.panel.open and scene.client.rematch_opponent and game.words.result_kind() == "win"
+        assert game.panel.open and scene.client.opponent.rematch_opponent and game.words.result_kind() == "win"
         assert game.words.instruction() == "You win! - Your opponent resigned"
     finally:
         d.close()
@@ -562,8 +562,8 @@ def test_five_pings_repaint_no_pixel_and_rebuild_no_hidden_page(tmp_path):
         client = d.app.online_session
         assert client is lobby.client
         pings = []
-        heard = client.link_message
-        client.link_message = lambda link, msg: (pings.append(msg) if isinstance(msg, Ping) else None, heard(link, msg))[1]
+        heard = client.connection.link_message
+        client.connection.link_message = lambda link, msg: (pings.append(msg) if isinstance(msg, Ping) else None, heard(link, msg))[1]
         painted: list[int] = []
         render = d.app.render
 
