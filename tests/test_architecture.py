@@ -76,7 +76,6 @@ NOT_YET_RUFF_CLEAN: frozenset[str] = frozenset({
     "tests/reliability/test_server_crash.py",
     "tests/reliability/test_server_faults.py",
     "tests/reliability/test_server_fuzz.py",
-    "tests/reliability/test_server_leak.py",
     "tests/reliability/test_server_silent_drop.py",
     "tests/server/test_server_commits.py",
     "tests/server/test_server_match_history.py",

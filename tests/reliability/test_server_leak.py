@@ -35,9 +35,9 @@ leaks found (counted, not only asserted: a failing run still reports them).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
-import dataclasses
 import random
 import re
 from collections import defaultdict
@@ -50,20 +50,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import Phase as Stage
 from hypothesis import strategies as st
+from support.harness import Client, Harness, oracle_message
+from support.reliability import record_figure, scaled
+from support.strategies import REAL_CODE, resolve_guess, stranger_requests
 
 from mineduel.server import presenter
 from mineduel.server.lobby import Lobby
 from mineduel.server.match import LiveMatch, MatchHistory
 from mineduel.server.rooms import Room, Rooms
-from support.harness import Client, Harness, oracle_message
 from mineduel.shared.fairness import commitments as fairness
-from mineduel.shared.wire import protocol
 from mineduel.shared.rules.bitboard import FULL, NEIGHBOURS, cells
 from mineduel.shared.rules.engine import ActionType, GameState, Phase
+from mineduel.shared.wire import bots, codec
 from mineduel.shared.wire.codec import ProtocolError
-from mineduel.shared.wire.protocol import ErrorCode, ServerType
-from support.reliability import record_figure, scaled
-from support.strategies import REAL_CODE, resolve_guess, stranger_requests
+from mineduel.shared.wire.names import ErrorCode, ServerType
 
 pytestmark = pytest.mark.reliability
 
@@ -92,7 +92,7 @@ FIELDS: dict[str, frozenset[str]] = {
     }.items()
 }
 MESSAGE_TYPES = frozenset(t.value for t in ServerType)
-assert MESSAGE_TYPES == frozenset(FIELDS), "a new server message type needs its audit fields"
+assert frozenset(FIELDS) == MESSAGE_TYPES, "a new server message type needs its audit fields"
 BOARD_LAYERS = frozenset({"numbers", "opened_by", "markers", "my_mines"})  # no layer for the opponent's mines
 EVENT_FIELDS = frozenset({"seq", "by", "action", "cell", "at", "auto", "commitment", "transcript"})
 SEAT_FIELDS = frozenset({"name", "connected", "ready", "rematch", "grace", "grace_expired"})
@@ -274,7 +274,7 @@ class Audit:
             start = self.read[pid]
             new.extend((pid, i, lines[i]) for i in range(start, len(lines)))
             self.read[pid] = len(lines)
-        decoded = [(pid, i, line, protocol.decode(line[:-1])) for pid, i, line in new]
+        decoded = [(pid, i, line, codec.decode(line[:-1])) for pid, i, line in new]
         for pid, i, _, msg in decoded:  # first pass: tokens issued in this step
             if msg.get("type") in ("room_created", "joined") and "token" in msg:
                 self._issued(pid, i, msg)
@@ -446,7 +446,7 @@ class World:
         self.pids[name].append(client.pid)
         self.addresses[name] = address
         if hello:
-            client.send(**protocol.hello("leak-audit/1"))
+            client.send(**bots.hello("leak-audit/1").wire())
         self.settle()
         return client
 
@@ -571,7 +571,8 @@ def _random_move(state: GameState, rng: random.Random, *, ko: bool = False) -> d
     """A legal move for the seat to move; it never explores the opponent's mine unless ``ko``."""
     seat = state.to_move
     assert seat is not None
-    options = [a for a in state.legal_actions() if ko or a.type is not ActionType.EXPLORE or not state.mines[1 - seat] >> a.cell & 1]  # type: ignore[operator]
+    hidden = state.mines[1 - seat]
+    options = [a for a in state.legal_actions() if ko or a.type is not ActionType.EXPLORE or not hidden >> a.cell & 1]  # type: ignore[operator]
     main = [a for a in options if a.type in (ActionType.EXPLORE, ActionType.PLANT, ActionType.END_TURN)]
     pool = main if main and rng.random() < 0.8 else options
     if not pool:
@@ -609,7 +610,7 @@ class Tour:
         w.send_raw("eve", b"{not json")
         w.send_raw("eve", b'{"type":5}')
         w.send("eve", type="teleport")
-        w.send("eve", **protocol.hello("again"))
+        w.send("eve", **bots.hello("again").wire())
         w.send("eve", type="peek", room="ZZZZZZ")
         w.send("eve", type="get_record", match_id="0123456789abcdef")
         w.send("eve", type="ready")
@@ -1082,7 +1083,9 @@ class Twin:
 
     def _leak(self, name: str, what: str, one: list[tuple[int, bytes]], two: list[tuple[int, bytes]]) -> None:
         first = next(((a, b) for (_, a), (_, b) in zip(one, two, strict=False) if a != b), (b"", b""))
-        self.tally.leaks.append(f"non-interference ({name}, step {self.steps}): {what}\n  world 0: {first[0][:400]!r}\n  world 1: {first[1][:400]!r}")
+        self.tally.leaks.append(
+            f"non-interference ({name}, step {self.steps}): {what}\n  world 0: {first[0][:400]!r}\n  world 1: {first[1][:400]!r}"
+        )
 
     def _one_sided_end(self) -> bool:
         """One world ended and the other did not: legitimate only as O9 (a score end) while the mine sets differ."""
@@ -1114,7 +1117,7 @@ class Twin:
 
     def _normalise(self, a: bytes, b: bytes, probe: Probe | None) -> tuple[bytes, bytes]:
         """Replace genuine differing hashes (and, for an explore probe, a B4 number) in two state lines."""
-        one, two = protocol.decode(a[:-1]), protocol.decode(b[:-1])
+        one, two = codec.decode(a[:-1]), codec.decode(b[:-1])
         if one.get("type") != "state" or two.get("type") != "state" or one["match_id"] != two["match_id"]:
             return a, b
         results = one["result"], two["result"]
@@ -1138,7 +1141,7 @@ class Twin:
         explored = probe is not None and probe.kind == "explore" and probe.cell is not None
         if explored and _public_number(one, two, probe.cell, [w.match.state for w in self.worlds]):  # type: ignore[union-attr, arg-type]
             self.exceptions["a number that B4 makes differ"] += 1
-        return protocol.encode(one), protocol.encode(two)
+        return codec.encode(one), codec.encode(two)
 
 
 def _genuine(match: LiveMatch, seq: int, key: str) -> str | None:
@@ -1182,7 +1185,8 @@ class Walk:
     """
 
     def __init__(
-        self, twin: Twin, rng: random.Random, *, safe: bool = False, markers: bool = True, cover: bool = True, keep_delta: bool = False,
+        self, twin: Twin, rng: random.Random, *, safe: bool = False, markers: bool = True, cover: bool = True,
+        keep_delta: bool = False,
     ) -> None:
         self.t = twin
         self.rng = rng
