@@ -1,7 +1,7 @@
 """Fault injection: a real server process SIGKILLed again and again under live play (PROTOCOL.md §11, O12).
 
 Many matches run at once over real sockets, played by bots that choose every move from their
-own ``state`` alone (``protocol.legal_moves``, an RNG seeded by the match and the position).
+own ``state`` alone (``bots.legal_moves``, an RNG seeded by the match and the position).
 At seeded points — after the k-th acknowledged action overall, with other requests still in
 flight — the server process gets SIGKILL, is started again on the same database with its wall
 clock moved forward (simulated downtime), every seat comes back with ``resume`` and its token,
@@ -36,19 +36,21 @@ from typing import Any
 
 import pytest
 import pytest_twisted
-from twisted.internet import defer, protocol as tprotocol
+from support import view_oracle
+from support.harness import RecordingOutbox
+from support.reliability import record_figure, scaled
+from support.wire_views import move_json, view_of_state
+from twisted.internet import defer
+from twisted.internet import protocol as tprotocol
 from twisted.internet.task import Clock, deferLater
 
 from mineduel.server.client import LineClient, ServerError, connect
 from mineduel.server.config import Config
 from mineduel.server.session import ServerCore
 from mineduel.server.storage import MemoryStorage
-from support.harness import RecordingOutbox
-from mineduel.shared.wire import protocol
 from mineduel.shared.fairness.verify import verify_record
-
-from support import view_oracle
-from support.reliability import record_figure, scaled
+from mineduel.shared.wire import bots, codec, names
+from mineduel.shared.wire.messages import MatchAction
 
 DOWNTIME = 900.0
 """Seconds the server's wall clock jumps at each restart: a server down for 15 minutes. Longer
@@ -171,7 +173,7 @@ class MatchRun:
     seats: list[SeatRun] = field(default_factory=list)  # in join order
     match_id: str = ""
     started: float = 0.0
-    turn_seconds: float = protocol.TURN_SECONDS
+    turn_seconds: float = names.TURN_SECONDS
     restored: int = 0
 
     def seat(self, record_seat: int) -> SeatRun:
@@ -284,14 +286,14 @@ class Campaign:
     def choose(self, seat: SeatRun, state: dict[str, Any]) -> dict[str, Any]:
         """A move from the seat's view alone, the same whenever the same position comes back."""
         rng = random.Random(f"{self.seed}:{seat.match.index}:{seat.seat}:{state['seq']}")
-        view = protocol.view_from_state(state)
-        moves = protocol.legal_moves(view)
+        view = view_of_state(state)
+        moves = bots.legal_moves(view)
         assert moves, f"{seat.label}: no legal move in {state['phase']}"
         if rng.random() < 0.004:
             return {"type": "resign", "match_id": state["match_id"]}
-        by_type: dict[str, list[protocol.Move]] = {}
+        by_type: dict[str, list[MatchAction]] = {}
         for move in moves:
-            by_type.setdefault(move.type, []).append(move)
+            by_type.setdefault(move.type.value, []).append(move)
         main = by_type.get("explore") or by_type.get("plant")
         markers = by_type.get("flag", []) + by_type.get("unflag", [])
         r = rng.random()
@@ -304,7 +306,7 @@ class Campaign:
             choice = by_type["end_turn"][0]
         else:
             choice = rng.choice(markers or moves)
-        return choice.message(seq=state["seq"], match_id=state["match_id"])
+        return move_json(choice, seq=state["seq"], match_id=state["match_id"])
 
     def absorb(self, seat: SeatRun, state: dict[str, Any], *, full: bool = False) -> None:
         """Add a state's events to what the seat has seen (every state continues the last one)."""
@@ -341,8 +343,9 @@ class Campaign:
                 try:
                     reply = await c.request(**move)
                 except ServerError as exc:
-                    assert exc.code in TOLERATED_REFUSALS, f"{seat.label}: {move} refused: {exc}"
-                    self.refusals[exc.code] += 1
+                    refused, detail = exc.code, str(exc)
+                    assert refused in TOLERATED_REFUSALS, f"{seat.label}: {move} refused: {detail}"
+                    self.refusals[refused] += 1
                     seat.in_flight = None
                     continue
                 seat.in_flight = None
@@ -451,7 +454,9 @@ class Campaign:
             action = actions[i]
             if action.get("auto"):
                 due = view_oracle.expected_deadline(actions[:i], m.started, m.turn_seconds)
-                assert due is not None and abs(action["at"] - due) <= 0.0011, f"{m.room}: auto action {action} not at a deadline ({due})"
+                assert due is not None and abs(action["at"] - due) <= 0.0011, (
+                    f"{m.room}: auto action {action} not at a deadline ({due})"
+                )
                 self.timeouts += action["type"] == "timeout"
                 continue
             move = m.seat(action["seat"]).in_flight
@@ -489,7 +494,8 @@ class Campaign:
             assert report.ok, f"{m.room}: {[c.detail for c in report.failures]}"
             self.mismatches += [f"{m.room} record: {d}" for d in view_oracle.record_differences(record)]
             actions = view_oracle.merge_histories({s.seat: s.history for s in m.seats})
-            assert [{k: v for k, v in a.items() if k not in ("commitment", "transcript")} for a in actions] == record["actions"], (
+            public = [{k: v for k, v in a.items() if k not in ("commitment", "transcript")} for a in actions]
+            assert public == record["actions"], (
                 f"{m.room}: the record's actions are not the history the seats saw"
             )
             stored = await checker.request("get_record", match_id=m.match_id)
@@ -585,7 +591,7 @@ class _Core:
         """A line read in the current reactor turn (no commit yet)."""
         if pid not in self.core.conns:
             self.core.connection_made(pid, f"10.0.0.{pid}")
-        self.core.line_received(pid, protocol.encode(message)[:-1])
+        self.core.line_received(pid, codec.encode(message)[:-1])
 
     def end_turn(self) -> None:
         for _ in range(3):  # restore slices and their commits come in turns of their own
@@ -593,7 +599,7 @@ class _Core:
             self.turns.advance(0)
 
     def received(self, pid: int) -> list[dict[str, Any]]:
-        return [protocol.decode(line[:-1]) for line in self.out.lines[pid]]
+        return [codec.decode(line[:-1]) for line in self.out.lines[pid]]
 
 
 def test_a_commit_stores_a_clock_not_behind_what_it_commits():
@@ -601,11 +607,11 @@ def test_a_commit_stores_a_clock_not_behind_what_it_commits():
     already stored and shown: every deadline comes back with at most the time it had left (O5)."""
     storage = MemoryStorage()
     first = _Core(storage, 1_700_000_000.0)
-    first.send(1, **protocol.hello())
+    first.send(1, **bots.hello().wire())
     first.send(1, type="create_room")
     first.end_turn()
     created = first.received(1)[1]
-    first.send(2, **protocol.hello())
+    first.send(2, **bots.hello().wire())
     first.send(2, type="join", room=created["room"])
     first.send(1, type="ready")
     first.send(2, type="ready")
@@ -620,10 +626,10 @@ def test_a_commit_stores_a_clock_not_behind_what_it_commits():
     shown = [m for m in first.received(mover) if m["type"] == "state"][-1]
 
     again = _Core(storage, 1_700_000_000.0 + 3600)  # restarted an hour later
-    again.send(7, **protocol.hello())
+    again.send(7, **bots.hello().wire())
     again.send(7, type="resume", room=created["room"], token=tokens[mover])
     again.end_turn()
     state = [m for m in again.received(7) if m["type"] == "state"][-1]
     assert state["seq"] == shown["seq"] == 1
     assert state["server_time"] >= shown["server_time"], "the server clock went back after the restart"
-    assert state["deadline"]["left"] <= protocol.TURN_SECONDS
+    assert state["deadline"]["left"] <= names.TURN_SECONDS

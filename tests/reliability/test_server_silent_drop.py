@@ -29,23 +29,22 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+from support import view_oracle
+from support.harness import oracle_message
+from support.netproxy import Link, Proxy
+from support.reliability import record_figure, scaled
 from twisted.internet import defer
 from twisted.internet.task import Clock, deferLater
 
 from mineduel.server.client import LineClient, connect
 from mineduel.server.config import Config
 from mineduel.server.service import start_server
-from support.harness import oracle_message
-from mineduel.shared.wire import protocol
 from mineduel.shared.fairness.verify import verify_record
+from mineduel.shared.wire import codec, names
 
-from support import view_oracle
-from support.netproxy import Link, Proxy
-from support.reliability import record_figure, scaled
-
-IDLE = protocol.IDLE_TIMEOUT
-GRACE = protocol.GRACE_SECONDS
-TURN = protocol.TURN_SECONDS
+IDLE = names.IDLE_TIMEOUT
+GRACE = names.GRACE_SECONDS
+TURN = names.TURN_SECONDS
 
 
 def _reactor() -> Any:
@@ -488,9 +487,10 @@ async def test_half_open_seat_whose_unread_output_passes_512_kib_is_cut_at_once(
     first, second, code = await duel(net, narrow=True)
     await opening(first, second)
     await go_silent(first, "down")
-    size = len(protocol.encode({"type": "record", "record": (await bounded(second.c.request("get_record", match_id=finished)))["record"]}))
+    record = (await bounded(second.c.request("get_record", match_id=finished)))["record"]
+    size = len(codec.encode({"type": "record", "record": record}))
     burst = 2 * (512 * 1024) // size + 1  # twice the limit, in one write: read together
-    first.c.transport.write(b"".join(protocol.encode({"type": "get_record", "match_id": finished}) for _ in range(burst)))
+    first.c.transport.write(b"".join(codec.encode({"type": "get_record", "match_id": finished}) for _ in range(burst)))
     cut_at = net.now()
     for _ in range(10_000):
         await bounded(second.c.request("ping"))
@@ -525,7 +525,7 @@ async def test_half_open_seat_whose_unread_output_backs_up_is_dropped_15_s_after
     await opening(first, second)
     await go_silent(first, "down")
     protocol_instance = server_side(net, first.link)
-    line = protocol.encode({"type": "get_record", "match_id": finished})
+    line = codec.encode({"type": "get_record", "match_id": finished})
     sent = 0
     while not protocol_instance.transport.producerPaused and sent < 2000:
         forwarded = first.link.forwarded["up"]
