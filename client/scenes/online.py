@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +36,11 @@ from mineduel.client.i18n import native_name
 from mineduel.client.online_client import Conn, FoundServer, OnlineClient, OnlineServices, SessionSnapshot
 from mineduel.client.scenes.base import Context, Scene
 from mineduel.client.scenes.game import GameScene
+from mineduel.client.scenes.lobby_paint import LobbyPainter
 from mineduel.client.tokens import SavedSession, TokenStore
-from mineduel.client.ui import palette, shapes
+from mineduel.client.ui import palette
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind, TextEvent
-from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
+from mineduel.client.ui.text import paragraph_height
 from mineduel.client.ui.textfield import TextField
 from mineduel.client.ui.widgets import Button, WidgetGroup
 from mineduel.shared.wire import codec, links
@@ -54,6 +56,7 @@ CONTENT_Y = 112
 CODE_CHARS = frozenset(ROOM_CODE_ALPHABET + ROOM_CODE_ALPHABET.lower() + "0o1il")
 ADDRESS_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]_")
 LINK_CHARS = ADDRESS_CHARS | frozenset("/?=")  # "?pin=" on TLS links
+RETRYABLE = ("online.server_unreachable", "online.connection_lost", "online.server_closed")  # errors with Retry
 
 
 def _is_link(text: str) -> bool:
@@ -94,8 +97,10 @@ def pending_resume(data_dir: Path | None) -> SavedSession | None:
 
 
 class OnlineMatchSession:
-    """The match screen's :class:`~mineduel.client.scenes.game.Session` online: matches start on the
-    server (nothing to begin or restart here); after the end the player goes back to the room."""
+    """The match screen's :class:`~mineduel.client.scenes.game.Session` online, and the lobby's
+    one match screen: shown when a match runs, given the new match when its id changes (O14),
+    taken down when the session fails. Matches start on the server (nothing to begin or restart
+    here); after the end the player goes back to the room."""
 
     difficulty = None
     can_restart = False
@@ -103,6 +108,8 @@ class OnlineMatchSession:
 
     def __init__(self, lobby: OnlineScene) -> None:
         self.lobby = lobby
+        self.scene: GameScene | None = None  # the match screen, while it is on the stack
+        self.dismissed: str | None = None  # the finished match the player went back from
 
     def begin(self, scene: GameScene) -> None:
         pass
@@ -112,7 +119,43 @@ class OnlineMatchSession:
 
     def to_lobby(self, scene: GameScene) -> None:
         """Back to the room (after the end): the waiting room offers Ready (a rematch) or Leave."""
-        self.lobby.match_left(scene)
+        self.match_left(scene)
+
+    def follow(self, client: OnlineClient) -> None:
+        """Show the match screen when a match runs; a new match id replaces its match (O14); a failed
+        session takes it down (the lobby's page shows why, with a way back)."""
+        ctx = self.lobby.ctx
+        match = client.match
+        scene = self.scene
+        if scene is not None and scene not in ctx.stack.scenes:
+            self.scene = scene = None
+            if match is not None and match.outcome is None:
+                return  # the player left the screen mid-match on purpose: the lobby shows Return
+        if scene is not None and client.conn == Conn.FAILED:
+            self.match_left(scene)
+            return
+        if match is None or not match.ready:
+            return
+        if scene is None:
+            if match.end is not None and self.dismissed == match.match_id:
+                return
+            scene = GameScene(ctx, self)
+            self.scene = scene
+            ctx.stack.push(scene)
+        if scene.controller is not match:
+            scene.attach(match)
+
+    def match_left(self, scene: GameScene) -> None:
+        """The match screen goes (Back to the room, or the session failed); the lobby shows again."""
+        client = self.lobby.client
+        self.dismissed = None if scene.controller is None or client is None or client.match is None else client.match.match_id
+        self.scene = None
+        scene.controller = None  # the session keeps the match; nothing to close here
+        stack = self.lobby.ctx.stack
+        if scene in stack.scenes:
+            while stack.top is not scene:
+                stack.pop()
+            stack.pop()
 
 
 class OnlineScene(Scene):
@@ -142,8 +185,10 @@ class OnlineScene(Scene):
         self.page = ""
         self._seen: SessionSnapshot | None = None
         self._covered = False
-        self._match_scene: GameScene | None = None
-        self._dismissed_match: str | None = None
+        self.matches = OnlineMatchSession(self)
+        self.painter = LobbyPainter(self)
+        self.ys: dict[str, int] = {}  # where the page builder put things (rows) ...
+        self.rects: dict[str, pygame.Rect] = {}  # ... and cards, for the painter
         self.rebuilds = 0  # pages built (a test counts them: a ping builds none)
 
     # ----- lifecycle ----------------------------------------------------------------------------------
@@ -152,7 +197,7 @@ class OnlineScene(Scene):
         if services is None and self.ctx.online_services is not None:
             try:
                 services = self.ctx.online_services()
-            except Exception:  # noqa: BLE001 - no networking at all: say so, do not crash
+            except Exception:
                 log.exception("online services unavailable")
         if services is None:
             self.tokens_ok = False
@@ -241,7 +286,7 @@ class OnlineScene(Scene):
             return
         try:
             info = services.start_host()
-        except Exception:  # noqa: BLE001 - a port or database problem: a message, not a crash
+        except Exception:
             log.exception("could not host")
             self.local_notice = ("online.host_failed", {})
             self._rebuild()
@@ -340,7 +385,7 @@ class OnlineScene(Scene):
             return "server"
         return "home"
 
-    def _notice(self) -> tuple[str, dict[str, object]] | None:
+    def notice(self) -> tuple[str, dict[str, object]] | None:
         if self.local_notice is not None:
             return self.local_notice
         if self.client is not None and self.client.notice is not None:
@@ -363,8 +408,9 @@ class OnlineScene(Scene):
         width = (W - LEFT - x - (len(languages) - 1) * gap) // len(languages)
         current = self.ctx.tr.language
         for code in languages:
-            buttons.append(Button(pygame.Rect(x, 10, width, 44), (lambda c=code: native_name(c)), (lambda c=code: self.set_language(c)),
-                                  style="selected" if code == current else "ghost", text_size=14, radius=12, name=f"lang:{code}"))
+            buttons.append(Button(pygame.Rect(x, 10, width, 44), partial(native_name, code), partial(self.set_language, code),
+                                  style="selected" if code == current else "ghost", text_size=14, radius=12,
+                                  name=f"lang:{code}"))
             x += width + gap
         self.fields = []
         y = CONTENT_Y
@@ -380,31 +426,33 @@ class OnlineScene(Scene):
             y += h + 10
             return b
 
-        self._layout: dict[str, Any] = {}
+        self.ys = {}
+        self.rects = {}
         if page == "home":
             if not self.tokens_ok:
                 text_h = paragraph_height(self.ctx.fonts, t("online.token_unavailable"), 16, INNER - 40)
-                self._layout["warning"] = pygame.Rect(LEFT, y, INNER, text_h + 32 + 60)
+                self.rects["warning"] = pygame.Rect(LEFT, y, INNER, text_h + 32 + 60)
                 buttons.append(Button(pygame.Rect(LEFT + 16, y + text_h + 28, INNER - 32, 50), lambda: t("online.play_cpu"),
                                       self.play_cpu, style="primary", icon="cpu", name="play_cpu_main"))
                 y += text_h + 32 + 60 + 16
             enabled = self.tokens_ok and c is not None
-            self._layout["friends_y"] = y
+            self.ys["friends_y"] = y
             y += 34
             button(56, lambda: t("online.host_local"), self.host_here, style="primary", icon="online", name="host",
                    enabled=enabled and c.services.start_host is not None if c else False, text_size=18)
             button(52, lambda: t("online.find_lan"), self.find_games, icon="globe", icon_color=palette.ME_LIGHT, name="find",
                    enabled=enabled and c.services.discover is not None if c else False)
             if self.searching or self.found is not None:
-                self._layout["found_y"] = y
+                self.ys["found_y"] = y
                 if self.found:
                     for s in self.found[:3]:
                         label = f"{s.name}  {s.host}:{s.port}  ({s.open_rooms})"
-                        button(46, (lambda text=label: text), (lambda srv=s: self.connect_to(srv.host, srv.port, tls=srv.tls, pin=srv.pin)), style="ghost",
-                               icon="online", icon_color=palette.ME_LIGHT, layout="list", text_size=14, name=f"server:{s.host}:{s.port}")
+                        button(46, partial(str, label), partial(self.connect_to, s.host, s.port, tls=s.tls, pin=s.pin),
+                               style="ghost", icon="online", icon_color=palette.ME_LIGHT, layout="list", text_size=14,
+                               name=f"server:{s.host}:{s.port}")
                 else:
                     y += 34
-            self._layout["connect_y"] = y
+            self.ys["connect_y"] = y
             y += 30
             self.address_field.rect = pygame.Rect(LEFT, y, INNER - 128, 52)
             self.fields.append(self.address_field)
@@ -415,15 +463,15 @@ class OnlineScene(Scene):
                 code = self.saved.room
                 button(50, lambda: t("online.resume_room", room=code), self.resume_saved, icon="restart",
                        icon_color=palette.ME_LIGHT, name="resume")
-            self._layout["notice_y"] = y
+            self.ys["notice_y"] = y
             buttons.append(Button(bottom, lambda: t("online.play_cpu"), self.play_cpu, style="ghost", icon="cpu",
                                   icon_color=palette.OPP, name="play_cpu"))
         elif page == "server":
-            self._layout["info_y"] = y
+            self.ys["info_y"] = y
             y += 34
             button(56, lambda: t("online.create_room"), c.create_room if c else (lambda: None), style="primary", icon="grid",
                    name="create", enabled=self.tokens_ok and c is not None and c.busy is None, text_size=18)
-            self._layout["code_y"] = y + 4
+            self.ys["code_y"] = y + 4
             y += 34
             self.code_field.rect = pygame.Rect(LEFT, y, INNER - 128, 52)
             self.fields.append(self.code_field)
@@ -431,46 +479,48 @@ class OnlineScene(Scene):
                                   lambda: self._join_typed(self.code_field.text), style="primary", name="join_code",
                                   enabled=self.tokens_ok and c is not None and c.busy is None))
             y += 62
-            self._layout["notice_y"] = y
+            self.ys["notice_y"] = y
             buttons.append(Button(bottom, lambda: t("action.back"), self.back, style="ghost", icon="back", name="disconnect"))
         elif page == "room":
             info = c.room_info if c else None
-            self._layout["card"] = pygame.Rect(LEFT, y, INNER, 250)
+            self.rects["card"] = pygame.Rect(LEFT, y, INNER, 250)
             y += 250 + 14
             room = None if info is None else info.room
-            button(56, lambda: t("online.join"), (lambda: c.requests.join(room)) if c and room else (lambda: None), style="primary",
-                   icon="person", name="join", enabled=bool(info and info.open) and self.tokens_ok and c is not None and c.busy is None,
-                   text_size=18)
-            self._layout["notice_y"] = y
+            can_join = bool(info and info.open) and self.tokens_ok and c is not None and c.busy is None
+            button(56, lambda: t("online.join"), partial(c.requests.join, room) if c and room else (lambda: None),
+                   style="primary", icon="person", name="join", enabled=can_join, text_size=18)
+            self.ys["notice_y"] = y
             buttons.append(Button(bottom, lambda: t("action.back"), self.back, style="ghost", icon="back", name="room_back"))
         elif page == "waiting":
-            self._layout["code_card"] = pygame.Rect(LEFT, y, INNER, 178 if self.hosting else 156)
-            card = self._layout["code_card"]
-            buttons.append(Button(pygame.Rect(card.right - 14 - 150, card.top + 14, 150, 46), lambda: t("online.copy_link"), self.copy_link,
-                                  icon="export", icon_color=palette.ME_LIGHT, name="copy", text_size=15))
+            self.rects["code_card"] = pygame.Rect(LEFT, y, INNER, 178 if self.hosting else 156)
+            card = self.rects["code_card"]
+            buttons.append(Button(pygame.Rect(card.right - 14 - 150, card.top + 14, 150, 46), lambda: t("online.copy_link"),
+                                  self.copy_link, icon="export", icon_color=palette.ME_LIGHT, name="copy", text_size=15))
             y = card.bottom + 12
-            self._layout["seats_y"] = y
+            self.ys["seats_y"] = y
             y += 96 + 12
             ready = c is not None and c.room is not None and c.room.me.ready
             has_opponent = c is not None and c.room is not None and c.room.opponent is not None
-            button(56, lambda: t("online.ready_done" if ready else "online.ready"), lambda: c.requests.ready(not ready) if c else None,
+            toggle_ready = partial(c.requests.ready, not ready) if c else (lambda: None)
+            button(56, lambda: t("online.ready_done" if ready else "online.ready"), toggle_ready,
                    style="selected" if ready else "primary", icon="check" if ready else None, name="ready",
                    enabled=has_opponent and c is not None and c.connected, text_size=18)
-            self._layout["status_y"] = y
+            self.ys["status_y"] = y
             y += 34
-            self._layout["commit_y"] = y
-            buttons.append(Button(bottom, lambda: t("online.leave"), c.requests.leave if c else (lambda: None), style="ghost", icon="quit",
-                                  icon_color=palette.OPP, name="leave"))
+            self.ys["commit_y"] = y
+            buttons.append(Button(bottom, lambda: t("online.leave"), c.requests.leave if c else (lambda: None), style="ghost",
+                                  icon="quit", icon_color=palette.OPP, name="leave"))
         elif page in ("connecting", "reconnecting"):
-            self._layout["message_y"] = 300
+            self.ys["message_y"] = 300
             buttons.append(Button(bottom, lambda: t("online.back_to_menu"), self.back, style="ghost", icon="back", name="cancel"))
         elif page == "error":
-            self._layout["message_y"] = 260
+            self.ys["message_y"] = 260
             y = 420
-            retryable = c is not None and c.error in ("online.server_unreachable", "online.connection_lost", "online.server_closed")
+            retryable = c is not None and c.error in RETRYABLE
             if c is not None and c.address is not None and retryable:
                 button(52, lambda: t("online.retry"), self.retry, style="primary", icon="restart", name="retry")
-            buttons.append(Button(bottom, lambda: t("online.back_to_menu"), self.back, style="ghost", icon="back", name="to_menu"))
+            buttons.append(Button(bottom, lambda: t("online.back_to_menu"), self.back, style="ghost", icon="back",
+                                  name="to_menu"))
         del full
         self.widgets.set(buttons)
         self.ctx.invalidate(None)
@@ -483,7 +533,7 @@ class OnlineScene(Scene):
             return
         if self.ctx.open_session is None:
             client.update()  # no app pumps it (a scene made on its own)
-        self._follow_match()
+        self.matches.follow(client)
         if self._covered:
             return  # rebuilt when uncovered (SceneStack.pop relayouts the new top)
         snapshot = client.view.snapshot()
@@ -491,43 +541,6 @@ class OnlineScene(Scene):
             if self.page != "waiting" or self._page_for_state() != "waiting":
                 self.copied = None
             self._rebuild()
-
-    def _follow_match(self) -> None:
-        """Show the match screen when a match runs; a new match id replaces its match (O14); a failed
-        session takes it down (this page shows why, with a way back)."""
-        client = self.client
-        assert client is not None
-        match = client.match
-        scene = self._match_scene
-        if scene is not None and scene not in self.ctx.stack.scenes:
-            self._match_scene = scene = None
-            if match is not None and match.outcome is None:
-                return  # the player left the screen mid-match on purpose: the lobby shows Return
-        if scene is not None and client.conn == Conn.FAILED:
-            self.match_left(scene)
-            return
-        if match is None or not match.ready:
-            return
-        if scene is None:
-            if match.end is not None and self._dismissed_match == match.match_id:
-                return
-            scene = GameScene(self.ctx, OnlineMatchSession(self))
-            self._match_scene = scene
-            self.ctx.stack.push(scene)
-        if scene.controller is not match:
-            scene.attach(match)
-
-    def match_left(self, scene: GameScene) -> None:
-        """The match screen goes (Back to the room, or the session failed); this page shows again."""
-        controller = scene.controller
-        self._dismissed_match = None if controller is None or self.client is None or self.client.match is None else self.client.match.match_id
-        self._match_scene = None
-        scene.controller = None  # the session keeps the match; nothing to close here
-        stack = self.ctx.stack
-        if scene in stack.scenes:
-            while stack.top is not scene:
-                stack.pop()
-            stack.pop()
 
     def next_wakeup(self, now: float) -> float | None:
         if self.client is None:
@@ -565,184 +578,4 @@ class OnlineScene(Scene):
 
     # ----- drawing -------------------------------------------------------------------------------------------------
     def draw(self, canvas: pygame.Surface, area: pygame.Rect) -> None:
-        ctx = self.ctx
-        t = ctx.t
-        canvas.fill(palette.BACKGROUND, area)
-        blit_text(canvas, ctx.fonts, t("online.title"), 22, palette.INK, bold=True, midleft=(LEFT + 4, TITLE_Y))
-        self._draw_address(canvas)
-        page = self.page
-        getattr(self, f"_draw_{page}")(canvas)
-        for f in self.fields:
-            f.draw(canvas, ctx.fonts, keyboard=ctx.keyboard)
-        self.widgets.draw(canvas, ctx.fonts, area)
-        notice = self._notice()
-        y = self._layout.get("notice_y")
-        if notice is not None and y is not None:
-            key, params = notice
-            self._warning(canvas, t(key, **params), y)
-
-    def _draw_address(self, canvas: pygame.Surface) -> None:
-        c = self.client
-        if c is None or c.address is None or self.page == "home":
-            return
-        host, port = c.address
-        text = self.hosting or links.invite_link(host, port, "X")[len("mineduel://"):-len("/join/X")]
-        blit_text(canvas, self.ctx.fonts, text, 13, palette.INK_SOFT, midright=(LEFT + INNER - 4, TITLE_Y + 2))
-
-    def _warning(self, canvas: pygame.Surface, text: str, y: int) -> None:
-        fonts = self.ctx.fonts
-        h = paragraph_height(fonts, text, 15, INNER - 48)
-        rect = pygame.Rect(LEFT, y, INNER, h + 20)
-        canvas.blit(shapes.rounded(rect.size, 12, palette.mix(palette.CARD, palette.WARN, 0.12), 1, palette.WARN), rect)
-        canvas.blit(shapes.icon("warning", 18, palette.WARN), (rect.left + 12, rect.top + 10))
-        blit_paragraph(canvas, fonts, text, 15, palette.WARN, pygame.Rect(rect.left + 38, rect.top + 10, INNER - 48, h + 4))
-
-    def _section(self, canvas: pygame.Surface, text: str, y: int) -> None:
-        blit_text(canvas, self.ctx.fonts, text, 15, palette.INK_SOFT, bold=True, midleft=(LEFT + 4, y + 13))
-
-    def _draw_home(self, canvas: pygame.Surface) -> None:
-        t = self.ctx.t
-        warning = self._layout.get("warning")
-        if warning is not None:
-            canvas.blit(shapes.rounded(warning.size, 16, palette.mix(palette.CARD, palette.WARN, 0.10), 1, palette.WARN), warning)
-            canvas.blit(shapes.icon("warning", 20, palette.WARN), (warning.left + 14, warning.top + 14))
-            blit_paragraph(canvas, self.ctx.fonts, t("online.token_unavailable"), 16, palette.INK,
-                           pygame.Rect(warning.left + 42, warning.top + 14, INNER - 58, warning.height))
-        self._section(canvas, t("online.friends"), self._layout["friends_y"])
-        found_y = self._layout.get("found_y")
-        if found_y is not None and not self.found:
-            text = t("online.searching") if self.searching else t("online.no_games_found")
-            blit_text(canvas, self.ctx.fonts, text, 15, palette.INK_SOFT, midleft=(LEFT + 16, found_y + 12))
-        self._section(canvas, t("online.connect_to"), self._layout["connect_y"] - 2)
-
-    def _draw_server(self, canvas: pygame.Surface) -> None:
-        t = self.ctx.t
-        c = self.client
-        if c is not None and c.address is not None:
-            host, port = c.address
-            canvas.blit(shapes.circle(10, palette.GOOD), (LEFT + 6, self._layout["info_y"] + 8))
-            blit_text(canvas, self.ctx.fonts, t("online.connected_to", address=f"{host}:{port}"), 15, palette.INK,
-                      midleft=(LEFT + 24, self._layout["info_y"] + 13))
-        self._section(canvas, t("online.room_code"), self._layout["code_y"])
-
-    def _draw_room(self, canvas: pygame.Surface) -> None:
-        t = self.ctx.t
-        fonts = self.ctx.fonts
-        card = self._layout["card"]
-        canvas.blit(shapes.rounded(card.size, 18, palette.CARD, 1, palette.CARD_BORDER), card)
-        info = self.client.room_info if self.client else None
-        if not info:
-            return
-        blit_text(canvas, fonts, t("online.room_code"), 14, palette.INK_SOFT, bold=True, midleft=(card.left + 18, card.top + 24))
-        self._big_code(canvas, info.room, (card.centerx, card.top + 70))
-        status = info.status
-        status_key = f"online.room_status.{status}" if status in ("waiting", "playing", "finished") else "online.room_status.waiting"
-        lines = [t(status_key), t("online.seats", count=info.seats)]
-        if not info.open:
-            lines.append(t("online.room_full"))
-        y = card.top + 118
-        for i, line in enumerate(lines):
-            blit_text(canvas, fonts, line, 16, palette.WARN if i == 2 else palette.INK, bold=i == 0, midleft=(card.left + 18, y))
-            y += 26
-        self._commitment(canvas, info.commitment, pygame.Rect(card.left + 18, card.bottom - 68, card.width - 36, 60))
-
-    def _big_code(self, canvas: pygame.Surface, code: str, center: tuple[int, int]) -> None:
-        fonts = self.ctx.fonts
-        spaced = " ".join(code)
-        blit_text(canvas, fonts, spaced, 40, palette.PRIMARY, bold=True, center=center)
-
-    def _commitment(self, canvas: pygame.Surface, commitment: str, rect: pygame.Rect) -> None:
-        fonts = self.ctx.fonts
-        label = self.ctx.t("online.commitment")
-        size = fonts.fit_size(label, 13, rect.width, True)
-        blit_text(canvas, fonts, label, size, palette.INK_SOFT, bold=True, topleft=(rect.left, rect.top))
-        half = (len(commitment) + 1) // 2
-        for i, part in enumerate((commitment[:half], commitment[half:])):
-            if part:
-                blit_text(canvas, fonts, part, 13, palette.INK_FAINT if not commitment else palette.ME_LIGHT,
-                          topleft=(rect.left, rect.top + 22 + i * 18))
-
-    def _draw_waiting(self, canvas: pygame.Surface) -> None:
-        t = self.ctx.t
-        fonts = self.ctx.fonts
-        c = self.client
-        assert c is not None
-        card = self._layout["code_card"]
-        canvas.blit(shapes.rounded(card.size, 18, palette.CARD, 1, palette.CARD_BORDER), card)
-        blit_text(canvas, fonts, t("online.room_code"), 14, palette.INK_SOFT, bold=True, midleft=(card.left + 18, card.top + 24))
-        code = c.room_code or ""
-        blit_text(canvas, fonts, " ".join(code), 34, palette.PRIMARY, bold=True, midleft=(card.left + 16, card.top + 76))
-        y = card.top + 108
-        blit_text(canvas, fonts, t("online.invite_link"), 13, palette.INK_SOFT, bold=True, midleft=(card.left + 18, y))
-        link = c.invite or ""
-        size = fonts.fit_size(link, 14, card.width - 36)
-        blit_text(canvas, fonts, link, size, palette.ME_LIGHT, midleft=(card.left + 18, y + 22))
-        if self.hosting:
-            blit_text(canvas, fonts, t("online.hosting", address=self.hosting), 13, palette.INK_SOFT, midleft=(card.left + 18, y + 48))
-        if self.copied is not None:
-            text = t("online.link_copied") if self.copied else t("online.copy_failed")
-            color = palette.GOOD if self.copied else palette.WARN
-            size = fonts.fit_size(text, 13, 160)
-            blit_text(canvas, fonts, text, size, color, midright=(card.right - 16, card.top + 74))
-        # Both seats.
-        room = c.room
-        y = self._layout["seats_y"]
-        w = (INNER - 10) // 2
-        for i, (key, color, badge) in enumerate((("me", palette.ME, "person"), ("opponent", palette.OPP, "person"))):
-            rect = pygame.Rect(LEFT + i * (w + 10), y, w, 96)
-            side = None if room is None else (room.me if key == "me" else room.opponent)
-            canvas.blit(shapes.rounded(rect.size, 16, palette.CARD, 1, palette.CARD_BORDER), rect)
-            canvas.blit(shapes.circle(34, color if side else palette.CARD_RAISED), (rect.left + 10, rect.top + 10))
-            canvas.blit(shapes.icon(badge, 22, palette.ON_ACCENT), (rect.left + 16, rect.top + 16))
-            name = t("status.you" if key == "me" else "status.opponent")
-            blit_text(canvas, fonts, name, 16, palette.INK, bold=True, midleft=(rect.left + 52, rect.top + 27))
-            if side is None:
-                blit_paragraph(canvas, fonts, t("online.state.empty"), 13, palette.INK_SOFT,
-                               pygame.Rect(rect.left + 12, rect.top + 54, rect.width - 20, 40), max_lines=2)
-                continue
-            connected = side.connected and (key != "me" or c.connected)
-            dot = palette.GOOD if connected else palette.WARN
-            canvas.blit(shapes.circle(10, dot), (rect.left + 14, rect.top + 57))
-            blit_text(canvas, fonts, t("online.state.connected" if connected else "online.state.disconnected"), 13,
-                      palette.INK_SOFT, midleft=(rect.left + 30, rect.top + 62))
-            ready = side.ready
-            if ready:
-                canvas.blit(shapes.icon("check", 16, palette.GOOD), (rect.left + 11, rect.top + 74))
-            blit_text(canvas, fonts, t("online.state.ready" if ready else "online.state.not_ready"), 13,
-                      palette.GOOD if ready else palette.INK_FAINT, bold=ready, midleft=(rect.left + 30, rect.top + 82))
-        if room is None or room.opponent is None:
-            status = t("online.waiting_opponent")
-        elif room.me.ready:
-            status = t("online.waiting_ready")
-        else:
-            status = t("online.press_ready")
-        size = fonts.fit_size(status, 15, INNER)
-        blit_text(canvas, fonts, status, size, palette.INK_SOFT, center=(W // 2, self._layout["status_y"] + 10))
-        commit_rect = pygame.Rect(LEFT, self._layout["commit_y"], INNER, 84)
-        canvas.blit(shapes.rounded(commit_rect.size, 14, palette.PANEL), commit_rect)
-        self._commitment(canvas, "" if room is None else room.next_commitment, commit_rect.inflate(-28, -20))
-        self._layout["notice_y"] = commit_rect.bottom + 10
-
-    def _draw_connecting(self, canvas: pygame.Surface) -> None:
-        c = self.client
-        address = "" if c is None or c.address is None else f"{c.address[0]}:{c.address[1]}"
-        self._centre_message(canvas, "online", palette.ME_LIGHT, self.ctx.t("online.connecting", address=address))
-
-    def _draw_reconnecting(self, canvas: pygame.Surface) -> None:
-        c = self.client
-        text = self.ctx.t("online.reconnecting")
-        left = c.next_retry_in() if c is not None else None
-        if left is not None and left >= 0.5:
-            text += "\n" + self.ctx.t("online.reconnect_in", seconds=int(left + 0.999))
-        self._centre_message(canvas, "online", palette.WARN, text)
-
-    def _draw_error(self, canvas: pygame.Surface) -> None:
-        c = self.client
-        key = (c.error if c is not None else None) or "online.connection_lost"
-        self._centre_message(canvas, "warning", palette.WARN, self.ctx.t(key))
-
-    def _centre_message(self, canvas: pygame.Surface, icon: str, color: palette.Color, text: str) -> None:
-        y = self._layout["message_y"]
-        canvas.blit(shapes.circle(72, palette.CARD_RAISED), (W // 2 - 36, y - 90))
-        canvas.blit(shapes.icon(icon, 40, color), (W // 2 - 20, y - 74))
-        blit_paragraph(canvas, self.ctx.fonts, text, 18, palette.INK, pygame.Rect(LEFT + 20, y, INNER - 40, 120), bold=True, align="center")
+        self.painter.draw(canvas, area)
