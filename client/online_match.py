@@ -70,6 +70,16 @@ def board_reveal(reveal: Reveal) -> BoardReveal:
     )
 
 
+def refusal_event(action: Action | None, code: str) -> Refused | Notice | None:
+    """A refused request as the match screen hears it: a rule refusal for an action it words
+    (``refusal.*``), else a notice; nothing for a stale state (a newer one is on its way)."""
+    if action is not None and code in ENGINE_REFUSALS:
+        return Refused(action, Refusal(code))
+    if code == ErrorCode.STALE_STATE:
+        return None
+    return Notice(error_key(code), (("detail", code),))
+
+
 class OnlineMatch:
     """One online match as the local seat sees it (V2); see the module docstring."""
 
@@ -163,10 +173,9 @@ class OnlineMatch:
             self._send(Resign(self.match_id), lambda code: self._refused(None, code))
 
     def _refused(self, action: Action | None, code: str) -> None:
-        if action is not None and code in ENGINE_REFUSALS:
-            self._events.append(Refused(action, Refusal(code)))
-        elif code != ErrorCode.STALE_STATE:  # a newer state is on its way: act on that one
-            self._events.append(Notice(error_key(code), (("detail", code),)))
+        event = refusal_event(action, code)
+        if event is not None:
+            self._events.append(event)
 
     def tell(self, notice: Notice) -> None:
         """The session has something to say during the match (a refused request, O14 and others)."""
@@ -205,7 +214,7 @@ class OnlineMatch:
         turn = self._view.turn if self._view is not None else 0
         if self.end is not None:
             return Timing(self.started_at, self.end.elapsed, self.end.turns, True)
-        now = self.server_now()
+        now = None if self._server_offset is None else self._clock() + self._server_offset  # the server's clock
         elapsed = 0.0 if now is None or not self.started_at else max(0.0, now - self.started_at)
         return Timing(self.started_at, elapsed, turn, False)
 
@@ -232,6 +241,3 @@ class OnlineMatch:
 
     def record(self) -> RecordJson | None:
         return None if self.end is None else self.end.record
-
-    def server_now(self) -> float | None:
-        return None if self._server_offset is None else self._clock() + self._server_offset

@@ -280,3 +280,41 @@ def test_the_client_imports_only_the_line_client_from_the_server() -> None:
     ``from mineduel.server import client`` counts as that module, not as the package."""
     extra = {(path, name) for path, name in _client_server_imports() if name not in CLIENT_MAY_IMPORT_FROM_SERVER}
     assert extra == set()
+
+
+# ----- class size --------------------------------------------------------------------------------------
+
+MAX_METHODS = 25
+"""More methods than this in one class is more than one idea (STYLE.md: no god objects): split it."""
+
+
+def _method_count(cls: ast.ClassDef) -> int:
+    """Functions defined in the class body (properties and static methods count; nested functions do not)."""
+    return sum(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) for item in cls.body)
+
+
+def _methods_per_class(folder: str) -> dict[str, int]:
+    """``path:Class -> functions defined in its body`` (properties and static methods count)."""
+    counts: dict[str, int] = {}
+    for path in modules(folder):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                counts[f"{path.relative_to(ROOT).as_posix()}:{node.name}"] = _method_count(node)
+    return counts
+
+
+@pytest.mark.parametrize("folder", ["server", "client"])
+def test_no_class_has_more_than_25_methods(folder: str) -> None:
+    """Every class in server/ and client/ has at most MAX_METHODS methods (a property's getter and
+    setter count as two)."""
+    big = {name: count for name, count in _methods_per_class(folder).items() if count > MAX_METHODS}
+    assert big == {}
+
+
+def test_the_method_count_sees_a_big_class() -> None:
+    """The counter counts what the gate means: methods, properties and setters, not nested functions."""
+    source = "class A:\n" + "".join(f"    def m{i}(self):\n        def inner(): pass\n" for i in range(3)) + (
+        "    @property\n    def p(self): pass\n    @p.setter\n    def p(self, v): pass\n    async def a(self): pass\n")
+    cls = ast.parse(source).body[0]
+    assert isinstance(cls, ast.ClassDef)
+    assert _method_count(cls) == 6
