@@ -1,5 +1,6 @@
-"""The table-driven view serialisation (shared/protocol.py) and view building (shared/engine.py)
-give exactly what the plain per-cell code gives: same strings, same key order, same types.
+"""The table-driven view serialisation (``board_of``/``reveal_of`` in shared/wire/board.py), the
+``state`` message the server's presenter builds from it, and view building (shared/rules/engine.py)
+give exactly what the plain per-cell code gives: same strings, same key order, same types, same bytes.
 
 The references below are the straightforward loops the fast code replaced. Positions come from
 seeded random play (every ending, both variants) and from Hypothesis (arbitrary masks, numbers,
@@ -15,7 +16,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mineduel.shared.wire import protocol
+
+from mineduel.server import presenter
+from mineduel.shared.ai.randomplay import random_legal_action
 from mineduel.shared.rules.bitboard import CELLS, COLS, NEIGHBOURS, ROWS
 from mineduel.shared.rules.engine import (
     Action,
@@ -27,7 +30,9 @@ from mineduel.shared.rules.engine import (
     Variant,
 )
 from mineduel.shared.rules.views import FinalReveal, SeatView
-from mineduel.shared.ai.randomplay import random_legal_action
+from mineduel.shared.wire import codec
+from mineduel.shared.wire import messages as m
+from mineduel.shared.wire.board import board_of, reveal_of, view_of
 
 FULL64 = (1 << CELLS) - 1
 
@@ -71,7 +76,7 @@ def ref_outcome(outcome: Outcome | None, me: int) -> dict[str, Any] | None:
 
 
 def ref_state_message(view: SeatView, *, match_id: str, seq: int, now: float, transcript: str,
-                      events: list[dict[str, Any]]) -> dict[str, Any]:
+                      events: list[m.SeenAction]) -> dict[str, Any]:
     me = view.seat
     deadline = None
     if view.deadline is not None:
@@ -89,7 +94,7 @@ def ref_state_message(view: SeatView, *, match_id: str, seq: int, now: float, tr
         "server_time": round(now, 3),
         "board": ref_board_json(view),
         "transcript": transcript,
-        "events": events,
+        "events": [e.wire() for e in events],
         "result": ref_outcome(view.outcome, me),
     }
 
@@ -145,10 +150,35 @@ def assert_same(got: Any, want: Any, path: str = "$") -> None:
             assert_same(got[key], want[key], f"{path}.{key}")
     elif isinstance(want, list):
         assert len(got) == len(want), f"{path}: length {len(got)} != {len(want)}"
-        for i, (g, w) in enumerate(zip(got, want)):
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
             assert_same(g, w, f"{path}[{i}]")
     else:
         assert got == want, f"{path}: {got!r} != {want!r}"
+
+
+class _OneView:
+    """Stands in for a match's ``GameState``: its view is the one given (any view, even one the rules never make)."""
+
+    def __init__(self, view: SeatView) -> None:
+        self._view = view
+
+    def view(self, seat: int, deadline: float | None = None) -> SeatView:
+        assert seat == self._view.seat and deadline == self._view.deadline
+        return self._view
+
+
+class _Match:
+    """What ``presenter.state`` reads of a ``LiveMatch``: the id, seq, transcript, the state and its deadline."""
+
+    def __init__(self, state: Any, deadline: float | None, *, match_id: str, seq: int, transcript: str) -> None:
+        self.state, self.deadline, self.id, self.seq, self.transcript = state, deadline, match_id, seq, transcript
+
+
+def state_message(view: SeatView, *, match_id: str, seq: int, now: float, transcript: str,
+                  events: list[m.SeenAction]) -> m.State:
+    """The server's ``state`` for ``view``'s seat, built by the presenter (the one builder)."""
+    match = _Match(_OneView(view), view.deadline, match_id=match_id, seq=seq, transcript=transcript)
+    return presenter.state(match, view.seat, now, events)  # type: ignore[arg-type]  # duck-typed LiveMatch
 
 
 # ----- positions from seeded random play ---------------------------------------------------------
@@ -231,21 +261,25 @@ def test_numbers_follow_a_state_changed_in_place() -> None:
 
 @pytest.mark.parametrize("seat", [0, 1])
 def test_played_positions_serialise_like_the_reference(seat: int) -> None:
-    """board_json, state_message (and their orjson bytes) and reveal_json on played positions."""
+    """board_of, the presenter's state (and its orjson bytes) and reveal_of on played positions."""
     for i, state in enumerate(STATES):
         view = state.view(seat, None if i % 5 == 0 else 500.0 + i / 7)
         now = 480.0 + i / 3
-        assert_same(protocol.board_json(view), ref_board_json(view))
-        args: dict[str, Any] = {"match_id": "0123456789abcdef", "seq": i, "now": now, "transcript": "ab" * 32, "events": [{"seq": i}]}
-        got = protocol.state_message(view, **args)
+        assert_same(board_of(view).wire(), ref_board_json(view))
+        events = [m.SeenAction(i, "me", "explore", [0, 0], 1.5)]
+        args: dict[str, Any] = {"match_id": "0123456789abcdef", "seq": i, "now": now, "transcript": "ab" * 32, "events": events}
+        got = presenter.state(_Match(state, view.deadline, match_id="0123456789abcdef", seq=i, transcript="ab" * 32),
+                              seat, now, events)  # type: ignore[arg-type]  # the real GameState, a duck-typed LiveMatch
         want = ref_state_message(view, **args)
-        assert_same(got, want)
-        assert protocol.encode(got) == protocol.encode(want)
-        assert protocol.view_from_state(protocol.decode(protocol.encode(got)[:-1])) == dataclasses.replace(
+        assert_same(got.wire(), want)
+        assert codec.encode_message(got) == codec.encode(want)
+        back = codec.decode_server(codec.encode_message(got))
+        assert isinstance(back, m.State)
+        assert view_of(back) == dataclasses.replace(
             view, variant=Variant.ONLINE, deadline=None if view.deadline is None else round(view.deadline, 3)
         )
         if state.over:
-            assert_same(protocol.reveal_json(state.reveal(), seat), ref_reveal_json(state.reveal(), seat))
+            assert_same(reveal_of(state.reveal(), seat).wire(), ref_reveal_json(state.reveal(), seat))
 
 
 # ----- arbitrary inputs (Hypothesis) -------------------------------------------------------------
@@ -287,10 +321,11 @@ def seat_views(draw: Any) -> SeatView:
 @settings(max_examples=400, deadline=None)
 @given(view=seat_views(), now=times, seq=st.integers(0, 10**6))
 def test_any_view_serialises_like_the_reference(view: SeatView, now: float, seq: int) -> None:
-    assert_same(protocol.board_json(view), ref_board_json(view))
+    assert_same(board_of(view).wire(), ref_board_json(view))
     args: dict[str, Any] = {"match_id": "f" * 16, "seq": seq, "now": now, "transcript": "0" * 64, "events": []}
-    got = protocol.state_message(view, **args)
-    assert_same(got, ref_state_message(view, **args))
+    got = state_message(view, **args)
+    assert_same(got.wire(), ref_state_message(view, **args))
+    assert codec.encode_message(got) == codec.encode(ref_state_message(view, **args))
 
 
 @settings(max_examples=400, deadline=None)
@@ -303,24 +338,25 @@ def test_any_reveal_serialises_like_the_reference(mines: Any, markers: Any, corr
         mines=mines, overlaps=mines[0] & mines[1], markers=markers, correct_markers=correct,
         wrong_markers=(0, 0), ko_cell=ko, outcome=Outcome(None, Reason.VOID),
     )
-    assert_same(protocol.reveal_json(reveal, me), ref_reveal_json(reveal, me))
+    assert_same(reveal_of(reveal, me).wire(), ref_reveal_json(reveal, me))
 
 
 # ----- the remembered numbers rows, and the checks themselves --------------------------------------
 def test_number_rows_are_a_fresh_list_each_time() -> None:
     """Both seats' messages get their own list even when the numbers rows come from the cache."""
     view = STATES[40].view(0)
-    protocol.board_json(view)  # the rows are remembered now
-    first = protocol.board_json(view)["numbers"]
+    board_of(view)  # the rows are remembered now
+    first = board_of(view).numbers
+    assert isinstance(first, list)
     first[0] = "changed"
-    again = protocol.board_json(STATES[40].view(1))["numbers"]
+    again = board_of(STATES[40].view(1)).numbers
     assert again == ref_board_json(view)["numbers"] and again is not first
     # Equal numbers in another tuple object hit the cache; different ones do not.
     copy = dataclasses.replace(view, numbers=tuple(n for n in view.numbers))
     assert copy.numbers is not view.numbers
-    assert protocol.board_json(copy)["numbers"] == ref_board_json(view)["numbers"]
-    other = dataclasses.replace(view, numbers=(8,) + view.numbers[1:])
-    assert protocol.board_json(other)["numbers"][0] == "8" + ref_board_json(view)["numbers"][0][1:]
+    assert board_of(copy).numbers == ref_board_json(view)["numbers"]
+    other = dataclasses.replace(view, numbers=(8, *view.numbers[1:]))
+    assert board_of(other).numbers[0] == "8" + ref_board_json(view)["numbers"][0][1:]
 
 
 def test_the_comparison_catches_a_wrong_symbol_a_type_or_the_key_order() -> None:
@@ -328,7 +364,8 @@ def test_the_comparison_catches_a_wrong_symbol_a_type_or_the_key_order() -> None
     view = next(s for s in STATES if s.revealed and s.markers[0]).view(0)
     want = ref_board_json(view)
     row = want["opened_by"][3]
-    wrong_cell = {**want, "opened_by": want["opened_by"][:3] + [{".": "m", "m": "o", "o": "."}[row[0]] + row[1:]] + want["opened_by"][4:]}
+    changed = {".": "m", "m": "o", "o": "."}[row[0]] + row[1:]
+    wrong_cell = {**want, "opened_by": [*want["opened_by"][:3], changed, *want["opened_by"][4:]]}
     reordered = {k: want[k] for k in reversed(want)}
     state = ref_state_message(view, match_id="a" * 16, seq=1, now=1.0, transcript="", events=[])
     enum_phase = {**state, "phase": view.phase}
