@@ -23,26 +23,26 @@ from __future__ import annotations
 
 import random
 import socket
-import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import pytest
 import pytest_twisted
+from support.harness import Harness, oracle_message
+from support.reliability import record_figure, scaled
 from twisted.internet import defer
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from twisted.internet.task import Clock, deferLater
 from twisted.python.failure import Failure
-
-from support.reliability import record_figure, scaled
 
 from mineduel.server.client import LineClient, ServerError
 from mineduel.server.config import Config
 from mineduel.server.net import LineProtocol, unsent_bytes
 from mineduel.server.service import ServerHandle, start_server
 from mineduel.server.session import ServerCore, address_key
-from support.harness import Harness, oracle_message
-from mineduel.shared.wire import protocol
+from mineduel.shared.wire import bots, codec, names
+from mineduel.shared.wire import messages as m
+
 pytestmark = pytest.mark.reliability  # every test here is part of the adversarial suite
 
 T = TypeVar("T")
@@ -102,11 +102,36 @@ async def within_turns(work: Awaitable[T], limit: int = REPLY_TURNS) -> tuple[T,
 # ----- a live server and its clients -------------------------------------------------------------
 
 
+class _HeldWrites:
+    """A :class:`DeafClient`'s socket as its line client's transport: writes wait in ``outgoing``
+    until :meth:`DeafClient.flush`, so many requests leave in one ``send`` (one server read)."""
+
+    disconnecting = False
+
+    def __init__(self, client: DeafClient) -> None:
+        self.client = client
+
+    def write(self, data: bytes) -> None:
+        self.client.outgoing += data
+
+    def writeSequence(self, data: Sequence[bytes]) -> None:
+        for chunk in data:
+            self.write(chunk)
+
+    def loseConnection(self) -> None:
+        self.client.close()
+
+    abortConnection = loseConnection
+
+
 class DeafClient:
     """A raw client socket that reads only when the test says so, with a tiny receive buffer.
 
     Once it stops reading, its kernel buffers fill after a few kilobytes and whatever the server
-    writes next piles up in the server's own buffers: the slow reader of the abuse list.
+    writes next piles up in the server's own buffers: the slow reader of the abuse list. The socket
+    is raw because its receive window and its reads are the point; the protocol on it (typed
+    requests out, lines framed and checked into typed messages in) is the shared
+    :class:`LineClient`, fed with whatever bytes a read brings (it does not answer pings: deaf).
     """
 
     def __init__(self, port: int, source: str, rcvbuf: int = 4096) -> None:
@@ -118,17 +143,18 @@ class DeafClient:
         sock.setblocking(False)
         self.sock = sock
         self.outgoing = bytearray()
-        self.incoming = bytearray()
         self.received = 0  # bytes read so far
-        self.messages: list[dict[str, Any]] = []
+        self.lines = LineClient("deaf/1", auto_pong=False)
+        self.lines.makeConnection(_HeldWrites(self))  # type: ignore[arg-type]  # a socket, not a Twisted transport
 
     @property
     def port(self) -> int:
         return int(self.sock.getsockname()[1])
 
-    def send(self, *messages: dict[str, Any]) -> None:
-        """Queue lines and push what the kernel takes now (the rest on the next :meth:`flush`)."""
-        self.outgoing += b"".join(protocol.encode(m) for m in messages)
+    def send(self, *messages: m.ClientMessage) -> None:
+        """Queue the requests' lines and push what the kernel takes now (the rest on the next :meth:`flush`)."""
+        for message in messages:
+            self.lines.send(message)
         self.flush()
 
     def flush(self) -> None:
@@ -139,7 +165,7 @@ class DeafClient:
                 return
             del self.outgoing[:sent]
 
-    def read(self) -> list[dict[str, Any]]:
+    def read(self) -> list[m.ServerMessage]:
         """Read whatever has arrived; the complete messages so far."""
         while True:
             try:
@@ -149,25 +175,20 @@ class DeafClient:
             if not data:
                 break
             self.received += len(data)
-            self.incoming += data
-        *lines, rest = bytes(self.incoming).split(b"\n")
-        self.incoming = bytearray(rest)
-        self.messages.extend(protocol.decode(line) for line in lines)
-        return self.messages
+            self.lines.dataReceived(data)
+        assert self.lines.malformed == [], self.lines.malformed
+        return self.lines.typed
 
-    async def read_until(self, kind: str) -> dict[str, Any]:
-        """Read (turning the reactor) until a message of type ``kind`` has arrived."""
-        found: list[dict[str, Any]] = []
-
-        def arrived() -> bool:
-            found[:] = [m for m in self.read() if m["type"] == kind]
-            return bool(found)
-
-        await turns_until(arrived)
-        return found[0]
+    async def read_until(self, kind: type[T]) -> T:
+        """Read (turning the reactor) until a message of ``kind`` has arrived: the first one."""
+        waiting = self.lines.wait_for(kind)
+        await turns_until(lambda: bool(self.read()) and waiting.called)
+        return await waiting
 
     def close(self) -> None:
         self.sock.close()
+        if self.lines.connected_:
+            self.lines.connectionLost(Failure(ConnectionError("closed by the test")))
 
 
 class LiveServer:
@@ -293,7 +314,7 @@ class Neighbours:
         """Still connected, never told anything about the abuser, never refused."""
         for client in self.clients:
             assert client.connected_
-            refused = [m for m in client.messages if m["type"] in ("error", "presence", "server_closing")]
+            refused = [msg for msg in client.messages if msg["type"] in ("error", "presence", "server_closing")]
             assert not refused, refused
         record_figure("abuse", "slowest neighbour reply", max(self.turns, default=0), "max reactor turns")
 
@@ -370,14 +391,14 @@ async def test_flood_over_a_socket_is_rate_limited_then_closed_and_the_match_nex
     flooder = await server.connect(ABUSER)  # its hello took one token
     proto = server.server_side(local_port(flooder))
     lines = scaled(5000)
-    flooder.transport.write(b"".join(protocol.encode({"type": "ping", "id": i}) for i in range(lines)))
+    flooder.transport.write(b"".join(codec.encode_message(m.PingRequest(i)) for i in range(lines)))  # one write
     await neighbours.move(3)  # while the flood arrives
     await arrives(flooder.lost)
     replies = flooder.messages[1:]  # after its welcome
-    pongs = [m for m in replies if m["type"] == "pong"]
-    refusals = [m for m in replies if m["type"] == "error"]
-    assert [m["id"] for m in pongs] == list(range(burst - 1))
-    assert [(m["code"], "id" in m) for m in refusals] == [("rate_limited", False)] * burst
+    pongs = [msg for msg in replies if msg["type"] == "pong"]
+    refusals = [msg for msg in replies if msg["type"] == "error"]
+    assert [msg["id"] for msg in pongs] == list(range(burst - 1))
+    assert [(msg["code"], "id" in msg) for msg in refusals] == [("rate_limited", False)] * burst
     assert replies == pongs + refusals  # the flood closed without another word
     await turns_until(lambda: forgotten(server, proto))
     assert address_key(ABUSER) not in server.core.per_address
@@ -727,18 +748,18 @@ async def test_a_seated_slow_reader_stops_being_read_and_is_cut_after_send_stall
     server = live()  # the default limits
     neighbours = await Neighbours.start(server)
     deaf = server.deaf()
-    deaf.send(protocol.hello("deaf/1"), {"type": "create_room", "client_seed": "deaf"})
-    created = await deaf.read_until("room_created")
+    deaf.send(bots.hello("deaf/1"), m.CreateRoom(client_seed="deaf"))
+    created = await deaf.read_until(m.RoomCreated)
     opponent = await server.connect(NEIGHBOUR)
-    await opponent.request("join", room=created["room"], client_seed="opp")
-    deaf.send({"type": "ready"})
+    await opponent.request("join", room=created.room, client_seed="opp")
+    deaf.send(m.Ready())
     await opponent.request("ready")
-    await deaf.read_until("match_start")  # from here on it reads nothing
+    await deaf.read_until(m.MatchStart)  # from here on it reads nothing
     proto = server.server_side(deaf.port)
     small_kernel_buffer(proto)
     seen = watch_unsent(proto)
     handled = count_lines(server)
-    resume = {"type": "resume", "room": created["room"], "token": created["token"]}
+    resume = m.Resume(created.room, created.token)
     sent = 0
     for _ in range(50):
         deaf.send(*[resume] * 30)  # within the burst: every one is answered
@@ -751,7 +772,7 @@ async def test_a_seated_slow_reader_stops_being_read_and_is_cut_after_send_stall
     assert proto.stalled is not None, "the server never noticed the slow reader"
     assert proto.transport not in _reactor().getReaders()
     read_before = handled[proto.pid]
-    deaf.send(*[{"type": "ping"}] * 20)
+    deaf.send(*[m.PingRequest()] * 20)
     await neighbours.move(2)
     assert handled[proto.pid] == read_before  # not read any more
     stall = server.config.send_stall
@@ -768,7 +789,7 @@ async def test_a_seated_slow_reader_stops_being_read_and_is_cut_after_send_stall
     assert not proto.cut and proto.pid in server.core.conns
     server.net.advance(0.2)
     assert proto.cut
-    away = await arrives(opponent.wait_for("presence", lambda m: not m["connected"]))  # each resume said true
+    away = await arrives(opponent.wait_for("presence", lambda msg: not msg["connected"]))  # each resume said true
     assert away["deadline"]["left"] == server.config.grace_seconds
     await turns_until(lambda: forgotten(server, proto))
     assert 64 * 1024 < seen["peak"] <= server.config.max_unsent
@@ -789,15 +810,15 @@ async def test_a_slow_reader_is_cut_as_soon_as_max_unsent_bytes_wait(live):
     match_id = await finished_match(server, to_the_end=True)
     neighbours = await Neighbours.start(server)
     deaf = server.deaf()
-    deaf.send(protocol.hello("deaf/1"))
-    await deaf.read_until("welcome")
+    deaf.send(bots.hello("deaf/1"))
+    await deaf.read_until(m.Welcome)
     proto = server.server_side(deaf.port)
     small_kernel_buffer(proto)
     seen = watch_unsent(proto)
     asked = await neighbours.clients[0].request("get_record", match_id=match_id)
-    record_size = len(protocol.encode(asked))  # with its id: a little more than the reader's
+    record_size = len(codec.encode(asked))  # with its id: a little more than the reader's
     asks = scaled(2) * (server.config.max_unsent // record_size + 1)
-    deaf.send(*[{"type": "get_record", "match_id": match_id}] * asks)
+    deaf.send(*[m.GetRecord(match_id)] * asks)
     await turns_until(lambda: proto.cut)
     assert server.net.seconds() == 0  # no timer of the net clock could have fired: the unsent limit cut it
     at_cut = seen["last"]
@@ -821,11 +842,11 @@ async def test_a_closed_connection_that_never_reads_its_last_bytes_is_cut_after_
     match_id = await finished_match(server, to_the_end=False)
     neighbours = await Neighbours.start(server)
     deaf = server.deaf()
-    deaf.send(protocol.hello("deaf/1"))
-    await deaf.read_until("welcome")
+    deaf.send(bots.hello("deaf/1"))
+    await deaf.read_until(m.Welcome)
     proto = server.server_side(deaf.port)
     small_kernel_buffer(proto)
-    deaf.send(*[{"type": "get_record", "match_id": match_id}] * 30)
+    deaf.send(*[m.GetRecord(match_id)] * 30)
     await turns_until(lambda: unsent_bytes(proto.transport) > 0)
     await neighbours.move()
     assert proto.stalled is None  # still read: below Twisted's 64 KiB
@@ -848,7 +869,7 @@ async def test_a_closed_connection_that_never_reads_its_last_bytes_is_cut_after_
 
 def random_code(rng: random.Random, avoid: str) -> str:
     while True:
-        code = "".join(rng.choice(protocol.ROOM_CODE_ALPHABET) for _ in range(protocol.ROOM_CODE_LENGTH))
+        code = "".join(rng.choice(names.ROOM_CODE_ALPHABET) for _ in range(names.ROOM_CODE_LENGTH))
         if code != avoid:
             return code
 
