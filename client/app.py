@@ -468,7 +468,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         delay = app.frame()
         if delay is None:
             loop.stop()
-            reactor.stop()  # type: ignore[attr-defined]
+            reactor.stop()
         else:
             loop.interval = delay
 
@@ -476,10 +476,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     loop.start(ACTIVE_INTERVAL, now=False)
     if kiosk is not None:
         # Logged once Twisted's SIGTERM handler is in place: from here on SIGTERM ends the client cleanly.
-        reactor.callWhenRunning(log.info, "kiosk: running; hold %s for %g s to quit (or send SIGTERM)",  # type: ignore[attr-defined]
+        reactor.callWhenRunning(log.info, "kiosk: running; hold %s for %g s to quit (or send SIGTERM)",
                                 kiosk.admin_chord, kiosk.admin_hold_seconds)
     try:
-        reactor.run()  # type: ignore[attr-defined]
+        reactor.run()
     finally:
         app.close()
     return 0

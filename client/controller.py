@@ -28,10 +28,9 @@ from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 from mineduel.shared.rules.bitboard import Cell, Mask
-from mineduel.shared.wire.messages import RecordJson
-
 from mineduel.shared.rules.engine import Action, ActionType, Outcome, Refusal
 from mineduel.shared.rules.views import SeatView
+from mineduel.shared.wire.messages import RecordJson
 
 
 class OpponentKind(StrEnum):

@@ -54,7 +54,8 @@ class CpuSession:
         self._ask_rules(scene)
 
     def _ask_rules(self, scene: GameScene) -> None:
-        self.ctx.stack.open_popup(RulesPopup(self.ctx, on_start=lambda level: self._start(scene, level), difficulty=self.default_difficulty))
+        self.ctx.stack.open_popup(RulesPopup(self.ctx, on_start=lambda level: self._start(scene, level),
+                                             difficulty=self.default_difficulty))
 
     def _start(self, scene: GameScene, level: str) -> None:
         seed = self._next_seed

@@ -13,13 +13,17 @@ from __future__ import annotations
 import itertools
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mineduel.client.scenes.game import GameScene
 from mineduel.client.screenshots import Shooter, shot
 from mineduel.server import client as server_client
+
+if TYPE_CHECKING:
+    from mineduel.client.online_client import OnlineClient
+    from mineduel.client.online_link import Link, LinkListener
 from mineduel.shared.rules.bitboard import FULL, cells
-from mineduel.shared.rules.engine import Phase
+from mineduel.shared.rules.engine import GameState, Phase
 
 
 class Rig:
@@ -38,13 +42,14 @@ class Rig:
             folder.parent.mkdir(parents=True, exist_ok=True)
             folder.write_text("not a folder")  # the token cannot be stored under a file (O16)
         seeds = itertools.count(1)
-        self.found = [FoundServer("192.168.1.5", 47650, "MINE DUEL (study-pc)", 1), FoundServer("192.168.1.23", 47650, "MINE DUEL (laptop)", 0)]
+        self.found = [FoundServer("192.168.1.5", 47650, "MINE DUEL (study-pc)", 1),
+                      FoundServer("192.168.1.23", 47650, "MINE DUEL (laptop)", 0)]
         self.services = OnlineServices(connect=self.server.connector(), tokens=TokenStore(folder),
                                        start_host=lambda: HostInfo(47650, "192.168.1.5", lambda: None),
                                        discover=lambda done: done(self.found), clipboard=lambda text: True,
                                        wall_clock=lambda: 1_700_000_000.0, client_seed=lambda: f"shot-{next(seeds)}")
         app = s.app
-        app._online = self.services  # noqa: SLF001 - the app's lazily made services, replaced for the picture
+        app._online = self.services
         app.stack.close_popup()
         self.lobby = OnlineScene(app.ctx, on_play_cpu=lambda: app.stack.replace(app.game))
         app.stack.replace(self.lobby)
@@ -53,8 +58,10 @@ class Rig:
 
     # ----- helpers ---------------------------------------------------------------------------------------------
     @property
-    def client(self) -> Any:
-        return self.lobby.client
+    def client(self) -> OnlineClient:
+        client = self.lobby.client
+        assert client is not None, "the lobby has its session once entered"
+        return client
 
     @property
     def top(self) -> Any:
@@ -91,16 +98,20 @@ class Rig:
 
     @property
     def code(self) -> str:
-        return self.client.room_code
+        code = self.client.room_code
+        assert code is not None, "not seated yet"
+        return code
 
-    def state(self) -> Any:
+    def state(self) -> GameState:
         return self.server.truth(self.code)
 
     @property
     def my_seat(self) -> int:
-        return self.client.match.seat
+        match = self.client.match
+        assert match is not None, "no match yet"
+        return match.seat
 
-    def send(self, seat: int, msg: dict[str, Any]) -> None:
+    def send(self, seat: int, msg: dict[str, Any]) -> None:  # a JSON action, as the peer sends it
         self.server.advance(2.0)  # the server's clock moves as people think (E1's time is the server's)
         if seat == self.my_seat:
             from mineduel.shared.wire.messages import MatchAction
@@ -108,6 +119,7 @@ class Rig:
 
             cell = msg.get("cell")
             match = self.client.match
+            assert match is not None
             self.client.requests.send_action(MatchAction(ClientType(msg["type"]), None if cell is None else cell[0] * 8 + cell[1],
                                                 match.match_id, match.seq), lambda code: None)
         else:
@@ -118,6 +130,7 @@ class Rig:
         """One scripted action for the seat to move: safe explores, plants that overlap once, a flag per turn."""
         st = self.state()
         seat = st.to_move
+        assert seat is not None, "the match is over"
         other = 1 - seat
         safe = FULL & ~(st.revealed | st.any_marker | st.any_mine)
         if st.phase in (Phase.OPEN_EXPLORE, Phase.EXPLORE):
@@ -125,7 +138,8 @@ class Rig:
         elif st.phase in (Phase.OPEN_PLANT, Phase.PLANT):
             plantable = st.plantable(seat)
             overlap = st.mines[other] & plantable
-            target = next(cells(overlap)) if overlap and st.turn == 2 and seat != self.my_seat else next(cells(safe & plantable or plantable), None)
+            overlap_now = overlap and st.turn == 2 and seat != self.my_seat
+            target = next(cells(overlap)) if overlap_now else next(cells(safe & plantable or plantable))
             self.send(seat, {"type": "plant", "cell": list(divmod(target, 8))})
         else:
             free = FULL & ~(st.revealed | st.any_marker)
@@ -135,7 +149,9 @@ class Rig:
                 pick = right if (st.turn % 2 == 0) else wrong
                 if pick:
                     self.send(seat, {"type": "flag", "cell": list(divmod(next(cells(pick)), 8))})
-            self.send(self.state().to_move, {"type": "end_turn"})
+            mover = self.state().to_move
+            assert mover is not None
+            self.send(mover, {"type": "end_turn"})
 
     def play_until(self, *, turn: int, phase: Phase = Phase.EXPLORE, mine: bool = True) -> None:
         for _ in range(200):
@@ -180,7 +196,7 @@ def _server(s: Shooter) -> None:
     rig.click("server:192.168.1.5:47650")
     s.settle(0.3)
     rig.lobby.code_field.set_text("XYZ")
-    rig.lobby._join_typed("XYZ")  # noqa: SLF001 - a mistyped code, as Enter would submit it
+    rig.lobby._join_typed("XYZ")
     s.settle(0.3)
 
 
@@ -252,10 +268,13 @@ def _reconnecting(s: Shooter) -> None:
     rig = _rig(s)
     rig.start_match()
     rig.play_until(turn=3)
-    link = rig.client.connection.link
-    rig.server.cut(link)
+    rig.server.cut(cast("server_client.MemLink", rig.client.connection.link))  # the rig's links are in-process
+
+    def unreachable(host: str, port: int, listener: LinkListener, *, tls: bool = False, pin: str | None = None) -> Link:
+        raise OSError("unreachable")
+
     s.frame(0.05)
-    rig.client.services.connect = lambda host, port, listener: (_ for _ in ()).throw(OSError("unreachable"))
+    rig.client.services.connect = unreachable
     s.frame(0.6)
     s.frame(0.05)
 

@@ -15,6 +15,10 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mineduel.client.scenes.game import GameScene
 
 SHOTS: list[tuple[str, Callable[[Shooter], None]]] = []
 
@@ -73,7 +77,7 @@ class Shooter:
         self.frame()
 
     @property
-    def game(self):  # noqa: ANN201 - GameScene
+    def game(self) -> GameScene:
         return self.app.game
 
     def frame(self, dt: float = 0.0) -> None:
@@ -104,7 +108,8 @@ class Shooter:
     def click_cell(self, row: int, col: int) -> None:
         self.click(self.game.board.cell_center(row * 8 + col))
 
-    def start_from(self, board: str, *, phase: str = "explore", to_move: int = 0, turn: int = 7, marker_used: bool = False) -> None:
+    def start_from(self, board: str, *, phase: str = "explore", to_move: int = 0, turn: int = 7,
+                   marker_used: bool = False) -> None:
         """Press Start on the rules popup, with the match set to ``board``."""
         from mineduel.client.cpu_match import CpuMatch
         from mineduel.shared.rules.notation import from_ascii

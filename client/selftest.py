@@ -54,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"first frame {time.perf_counter() - started:.3f} s after start", flush=True)
                 run(shooter)
                 colours = _distinct_colours(shooter.app.screenshot())
-            except Exception as exc:  # a self-test reports every failure, whatever it is
+            except Exception as exc:  # noqa: BLE001 - a self-test reports every failure, whatever it is
                 print(f"FAIL {name}: {type(exc).__name__}: {exc}", flush=True)
                 failures += 1
                 continue

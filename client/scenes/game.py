@@ -24,6 +24,7 @@ Rules this screen carries out:
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Protocol
 
 import pygame
@@ -111,8 +112,9 @@ class MatchControls:
         gap = 8
         w = (MODE_BAR.width - 3 * gap) // 4
         for i, mode in enumerate(MODES):
-            rect = pygame.Rect(MODE_BAR.left + i * (w + gap), MODE_BAR.top, w if i < 3 else MODE_BAR.width - 3 * (w + gap), MODE_BAR.height)
-            buttons.append(Button(rect, (lambda m=mode: ctx.t(f"mode.{m}")), (lambda m=mode: scene.set_mode(m)),
+            width = w if i < 3 else MODE_BAR.width - 3 * (w + gap)
+            rect = pygame.Rect(MODE_BAR.left + i * (w + gap), MODE_BAR.top, width, MODE_BAR.height)
+            buttons.append(Button(rect, partial(ctx.t, f"mode.{mode}"), partial(scene.set_mode, mode),
                                   icon=mode, icon_color=palette.MODE_COLORS[mode], layout="stack", text_size=14,
                                   radius=16, name=f"mode:{mode}"))
         if scene.session.language_button:

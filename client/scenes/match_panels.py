@@ -16,7 +16,16 @@ import pygame
 from mineduel.client.records import WriteResult
 from mineduel.client.scenes.base import Context, Popup
 from mineduel.client.scenes.match_paint import PANEL, STATUS
-from mineduel.client.scenes.popups import PAD, ConfirmPopup, LanguagePopup, MenuItem, MenuPopup, ResultInfo, ResultPopup, RulesPopup
+from mineduel.client.scenes.popups import (
+    PAD,
+    ConfirmPopup,
+    LanguagePopup,
+    MenuItem,
+    MenuPopup,
+    ResultInfo,
+    ResultPopup,
+    RulesPopup,
+)
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height

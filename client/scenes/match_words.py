@@ -34,7 +34,7 @@ class MatchWords:
 
     def opponent_is_cpu(self) -> bool:
         controller = self.scene.controller
-        return controller is None and not self.scene.session.language_button or (
+        return (controller is None and not self.scene.session.language_button) or (
             controller is not None and controller.opponent is OpponentKind.CPU)
 
     def opponent_key(self) -> str:
@@ -51,7 +51,8 @@ class MatchWords:
         scene = self.scene
         view = scene.view()
         controller = scene.controller
-        presence = None if controller is None or controller.capabilities.presence is None else controller.capabilities.presence.presence()
+        source = None if controller is None else controller.capabilities.presence
+        presence = None if source is None else source.presence()
         if scene.ended is not None and self.in_screen_result():
             return t("online.result_line", title=t(f"result.title.{self.result_kind()}"), reason=self.reason_text())
         if presence is not None and presence.reconnecting:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import pygame
 
@@ -65,8 +66,8 @@ class LanguagePopup(Popup):
             buttons.append(
                 Button(
                     pygame.Rect(self.card.left + PAD, y, self.card.width - 2 * PAD, 56),
-                    (lambda c=code: native_name(c)),
-                    (lambda c=code: self.choose(c)),
+                    partial(native_name, code),
+                    partial(self.choose, code),
                     style="selected" if selected else "secondary",
                     icon="check" if selected else None,
                     text_size=20,
@@ -147,8 +148,9 @@ class RulesPopup(Popup):
             seg_w = (self.card.width - 2 * PAD - 16) // 3
             for i, level in enumerate(DIFFICULTIES):
                 buttons.append(Button(pygame.Rect(self.card.left + PAD + i * (seg_w + 8), y, seg_w, 48),
-                                      (lambda lv=level: ctx.t(f"difficulty.{lv}")), (lambda lv=level: self.pick(lv)),
-                                      style="selected" if level == self.difficulty else "secondary", text_size=16, name=f"difficulty:{level}"))
+                                      partial(ctx.t, f"difficulty.{level}"), partial(self.pick, level),
+                                      style="selected" if level == self.difficulty else "secondary", text_size=16,
+                                      name=f"difficulty:{level}"))
             y += 56 + 16
             buttons.append(Button(pygame.Rect(self.card.left + PAD, y, self.card.width - 2 * PAD, BUTTON_H),
                                   lambda: ctx.t("action.start"), self.start, style="primary", text_size=18, name="start"))
@@ -427,8 +429,8 @@ class MenuPopup(Popup):
         y = self.card.top + PAD + 44
         buttons = []
         for item in self.items:
-            buttons.append(Button(pygame.Rect(self.card.left + PAD, y, self.card.width - 2 * PAD, row), (lambda k=item.key: ctx.t(k)),
-                                  (lambda it=item: self.pick(it)), enabled=item.enabled, icon=item.icon,
+            buttons.append(Button(pygame.Rect(self.card.left + PAD, y, self.card.width - 2 * PAD, row), partial(ctx.t, item.key),
+                                  partial(self.pick, item), enabled=item.enabled, icon=item.icon,
                                   icon_color=palette.OPP if item.danger else palette.ME_LIGHT, layout="list", name=item.key))
             y += row + 8
         y += 6
