@@ -265,7 +265,7 @@ def parse_config(data: Mapping[str, Any]) -> tuple[KioskConfig, list[str]]:
     """
     problems: list[str] = []
     defaults = KioskConfig()
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = {}  # the TOML file's values as read, each checked below before KioskConfig gets it
     known = {f.name for f in fields(KioskConfig)}
     for key, value in data.items():
         if key not in known:
