@@ -31,8 +31,9 @@ def result(outcome: Outcome, me: int) -> m.Result:
     seen = seat_result(outcome, me)
     scores = seen.scores
     return m.Result(
-        seen.outcome._value_,  # type: ignore[arg-type]  # a Result member's value is one of the four words
-        seen.winner, seen.reason._value_, None if scores is None else m.Scores(scores[0], scores[1]),
+        seen.outcome._value_,
+        seen.winner,
+        seen.reason._value_, None if scores is None else m.Scores(scores[0], scores[1]),
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Literal
 
 from mineduel.shared.rules.bitboard import FULL, Cell, Mask
 from mineduel.shared.rules.vocabulary import ActionType, Outcome, Phase, Reason, Variant
@@ -127,7 +128,7 @@ class SeatResult:
     """An :class:`Outcome` as one seat sees it: every seat-dependent field relative to it."""
 
     outcome: Result
-    winner: str | None  # "me", "opponent", or None (draw, void)
+    winner: Literal["me", "opponent"] | None  # None: a draw or void
     reason: Reason
     scores: tuple[int, int] | None  # O10: (mine, opponent's), only for a score ending
 
@@ -140,6 +141,8 @@ def seat_result(outcome: Outcome, seat: int) -> SeatResult:
         result = Result.DRAW
     else:
         result = Result.WIN if outcome.winner == seat else Result.LOSS
-    winner = None if outcome.winner is None else ("me" if outcome.winner == seat else "opponent")
+    winner: Literal["me", "opponent"] | None = None
+    if outcome.winner is not None:
+        winner = "me" if outcome.winner == seat else "opponent"
     scores = None if outcome.scores is None else (outcome.scores[seat], outcome.scores[1 - seat])
     return SeatResult(result, winner, outcome.reason, scores)

@@ -43,7 +43,9 @@ def _fast_init(cls: type[_T]) -> type[_T]:
     1.6 times as much (measured with ``timeit`` on a 13-field class). Same signature, same
     defaults, still frozen afterwards.
     """
-    params, keywords, body = [], [], []
+    params: list[str] = []
+    keywords: list[str] = []
+    body: list[str] = []
     namespace: dict[str, Any] = {}
     for f in fields(cls):  # type: ignore[arg-type]  # cls is a dataclass (applied after @dataclass)
         into = keywords if f.kw_only else params
