@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
-from mineduel.server.storage import Storage, Write
+from mineduel.server.storage import Blob, Storage, Write
 from mineduel.shared.wire.messages import ServerMessage
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ class Outbox(Protocol):
 class Storable(Protocol):
     """A room as the queue needs it: serialised only when its batch is written."""
 
-    def to_blob(self) -> dict[str, Any]: ...
+    def to_blob(self) -> Blob: ...
 
 
 @dataclass(eq=False)
@@ -94,7 +94,7 @@ class Batch:
     """Everything staged in one reactor turn."""
 
     rooms: dict[str, Storable | None] = field(default_factory=dict)
-    actions: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
+    actions: list[tuple[str, int, Blob]] = field(default_factory=list)
     drop_actions: list[str] = field(default_factory=list)
     results: list[tuple[str, str, float, str]] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
@@ -104,7 +104,7 @@ class Batch:
     requests: list[Request] = field(default_factory=list)
     # Per room code, what the room logic noted before its first change in this batch (who sat
     # where): what it needs to undo the batch if its commit fails.
-    touched: dict[str, Any] = field(default_factory=dict)
+    touched: dict[str, dict[int, int | None]] = field(default_factory=dict)  # room -> {seat id: peer} before the batch
 
     def __bool__(self) -> bool:
         return bool(
@@ -247,7 +247,7 @@ class CommitQueue:
         """``room`` is stored as it is at the commit; ``None`` deletes it."""
         self._staging().rooms[code] = room
 
-    def stage_actions(self, match_id: str, first_seq: int, entries: list[dict[str, Any]]) -> None:
+    def stage_actions(self, match_id: str, first_seq: int, entries: list[Blob]) -> None:
         batch = self._staging()
         batch.actions.extend((match_id, first_seq + i, e) for i, e in enumerate(entries))
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mineduel.server.config import Config
-from mineduel.server.match import Blob
+from mineduel.server.storage import Blob
 from mineduel.shared.wire.messages import ServerMessage
 
 if TYPE_CHECKING:

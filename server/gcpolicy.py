@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
@@ -60,7 +59,7 @@ class FreezeAfterFullCollections:
 
         return uninstall
 
-    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+    def _callback(self, phase: str, info: Mapping[str, int]) -> None:
         if info.get("generation") != 2:
             return
         if phase == "start":

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, overload
 
+from mineduel.server.storage import Blob
 from mineduel.shared.fairness import commitments as fairness
 from mineduel.shared.fairness.record import FORMAT, action_json, result_json
 from mineduel.shared.rules.bitboard import CELLS, COLS
@@ -33,8 +34,6 @@ RandBytes = Callable[[int], bytes]
 
 RecordEntry: TypeAlias = dict[str, Any]
 """One record action as RECORD.md spells it (JSON): stored, published in the record, replayed."""
-Blob: TypeAlias = dict[str, Any]
-"""A JSON document of storage: a match's or room's blob, or a stored action row (entry + salt + clock)."""
 
 OPENING = (Phase.OPEN_EXPLORE, Phase.OPEN_PLANT)
 ROW_SALT = "salt"  # storage rows only: a plant's salt

@@ -19,7 +19,8 @@ from twisted.logger import Logger
 from mineduel.server import presenter
 from mineduel.server.config import Config
 from mineduel.server.effects import DropActions, Effects, Env, StoreActions, StoreResult, StoreRoom
-from mineduel.server.match import Blob, LiveMatch, RecordEntry
+from mineduel.server.match import LiveMatch, RecordEntry
+from mineduel.server.storage import Blob
 from mineduel.shared.rules.engine import Action, ActionType, Refusal
 from mineduel.shared.wire import messages as m
 from mineduel.shared.wire.codec import ProtocolError

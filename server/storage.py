@@ -23,19 +23,24 @@ import contextlib
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 import orjson
 
 SCHEMA_VERSION = "1"
+
+Blob: TypeAlias = dict[str, Any]
+"""A JSON document as storage keeps it: a room's blob, or one stored action row (a record action
+with its salt and the match clock). Storage only stores and returns them; ``server/persistence.py``
+and ``server/match.py`` give them meaning (docs/PROTOCOL.md §11)."""
 
 
 @dataclass
 class Write:
     """One atomic change: room blobs (``None`` deletes the room), new actions, results, meta."""
 
-    rooms: dict[str, dict[str, Any] | None] = field(default_factory=dict)
-    actions: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
+    rooms: dict[str, Blob | None] = field(default_factory=dict)
+    actions: list[tuple[str, int, Blob]] = field(default_factory=list)
     drop_actions: list[str] = field(default_factory=list)
     results: list[tuple[str, str, float, str]] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
@@ -60,7 +65,7 @@ class Storage(Protocol):
     def room_codes(self) -> list[str]:
         """Every stored room code."""
 
-    def load_room(self, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    def load_room(self, code: str) -> tuple[Blob, list[Blob]] | None:
         """A room's blob and the actions of its current (or last) match, in seq order."""
 
     def load_result(self, match_id: str) -> str | None:
@@ -172,12 +177,12 @@ class SQLiteStorage:
     def room_codes(self) -> list[str]:
         return [r[0] for r in self._read.execute("SELECT code FROM rooms ORDER BY code")]
 
-    def load_room(self, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    def load_room(self, code: str) -> tuple[Blob, list[Blob]] | None:
         row = self._read.execute("SELECT data FROM rooms WHERE code = ?", (code,)).fetchone()
         if row is None:
             return None
         blob = _loads(row[0])
-        actions: list[dict[str, Any]] = []
+        actions: list[Blob] = []
         match = blob.get("match")
         if match is not None:
             actions = [
@@ -239,7 +244,7 @@ class MemoryStorage:
     def room_codes(self) -> list[str]:
         return sorted(self.rooms)
 
-    def load_room(self, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    def load_room(self, code: str) -> tuple[Blob, list[Blob]] | None:
         if code not in self.rooms:
             return None
         blob = _loads(self.rooms[code])
