@@ -1,4 +1,5 @@
-"""Coverage-guided fuzzing (atheris/libFuzzer) of the protocol decoder and its field validators.
+"""Coverage-guided fuzzing (atheris/libFuzzer) of the protocol decoder, its field validators and
+the typed parsing of both directions (shared/wire/codec.py, shared/wire/messages.py).
 
     python tools/fuzz_decoder.py -runs=20000            # bounded by count
     python tools/fuzz_decoder.py -max_total_time=60     # bounded by time
@@ -15,6 +16,13 @@ Every byte string the fuzzer makes is one line a client could send. The rules, c
   ``match_id``, ``optional_seq``, ``request_id``) either raises ``ProtocolError`` with a known
   code or returns a value that PROTOCOL.md §4 allows for that field; it is fed both the decoded
   message and values built straight from the fuzzer's bytes (any JSON type, any nesting).
+- Client → server typed parsing (``request_kind``, then ``hello_request`` or ``parse_request``)
+  either raises ``ProtocolError`` with a code §9 documents for those steps (``unknown_type``,
+  ``unsupported_protocol``, ``bad_request``) or returns the typed request of that ``type``, whose
+  fields PROTOCOL.md §4 allows and whose line (``encode_message``) parses back to the same request.
+- Server → client (``decode_server``, what a client does with a hostile server's line): a typed
+  server message or ``BadMessage``, never another exception; a message it returns is written again
+  (``encode_message``) and reads back to the same bytes.
 
 A rule broken is a crash: libFuzzer stops, keeps the input as ``crash-*`` in ``--artifacts``
 and this script exits 1. The fuzzing runs in a child process (libFuzzer owns its process); the
@@ -63,18 +71,45 @@ SEEDS: tuple[bytes, ...] = (
     b'[{"type":"ping"}]',
     b'{"type":1e400,"cell":[1.0,-0],"id":[[[]]]}',
     b'{"type":"x","type":"ping","\\u0000":"\\ud800"}',
+    # server lines (PROTOCOL.md §5), for decode_server
+    b'{"type":"welcome","protocol":1,"server":{"name":"s","version":"1"},"server_time":1.5,"limits":{"max_line":8192,'
+    b'"messages_per_second":20,"burst":40,"ping_interval":5.0,"idle_timeout":15.0},"rules":{"turn_seconds":20.0,'
+    b'"grace_seconds":120.0},"id":"h"}',
+    b'{"type":"error","code":"bad_json","message":"no","request":"join","id":3}',
+    b'{"type":"ok","request":"explore","seq":4,"id":"c2"}',
+    b'{"type":"room_created","room":"NYTF23","invite":"mineduel://10.0.0.2:47650/join/NYTF23","token":"' + b"ab" * 32 + b'"}',
+    b'{"type":"presence","who":"opponent","connected":false,"deadline":{"at":130.0,"left":120.0},"grace_expired":false,'
+    b'"server_time":10.0}',
+    b'{"type":"state","match_id":"b048f279829caa65","seq":2,"seat":0,"phase":"explore","to_move":"me","turn":1,'
+    b'"quota_left":1,"deadline":{"at":20.0,"left":19.5},"server_time":0.5,"board":{"numbers":["1.......",'
+    b'"........","........","........","........","........","........",".......0"],"opened_by":["m.......",'
+    b'"........","........","........","........","........","........",".......o"],"markers":["........",'
+    b'"........","..m.....","........","........","........","........","........"],"my_mines":["........",'
+    b'".x......","........","........","........","........","........","........"]},"transcript":"' + b"0" * 64
+    + b'","events":[{"seq":1,"by":"opponent","action":"plant","at":0.4,"commitment":"' + b"1" * 64
+    + b'","transcript":"' + b"2" * 64 + b'"}],"result":null}',
+    b'{"type":"rematch","me":true,"opponent":false}',
+    b'{"type":"server_closing","reason":"shutdown"}',
 )
 
 DICTIONARY: tuple[str, ...] = (
     '"type"', '"cell"', '"room"', '"token"', '"name"', '"client_seed"', '"match_id"', '"seq"',
     '"id"', '"ready"', '"protocol"', '"client"', '"explore"', '"plant"', '"flag"', '"unflag"',
     '"end_turn"', '"hello"', '"ping"', 'null', 'true', 'false', '1e400', '-0', '1E-400',
+    '"welcome"', '"error"', '"ok"', '"state"', '"room"', '"match_end"', '"presence"', '"record"', '"me"',
+    '"opponent"', '"board"', '"events"', '"result"', '"deadline"', '"seat"', '"server_time"', '"request"',
     '18446744073709551616', '9007199254740993', '"\\ud800"', '"\\udc00"', '"\\u0000"', 'NaN',
     'Infinity', '\\r', '\\xef\\xbb\\xbf', '\\xc0\\x80', '\\xed\\xa0\\x80', '[[[[', ']]]]',
 )
 
 KNOWN_CODES = frozenset({"bad_json", "bad_request", "room_not_found"})
 """The only error codes the decoder and the field validators may raise (PROTOCOL.md §9 3-7)."""
+
+REQUEST_CODES = frozenset({"unknown_type", "unsupported_protocol", "bad_request"})
+"""The codes of §9 steps 4-6, the only ones typed request parsing may raise (a room code is step 7)."""
+
+CELL_TYPES = frozenset({"explore", "plant", "flag", "unflag"})
+ACTION_TYPES = CELL_TYPES | {"end_turn"}
 
 ROOM_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 HEX = frozenset("0123456789abcdef")
@@ -84,7 +119,7 @@ class RuleBroken(AssertionError):
     """A fuzz rule did not hold (libFuzzer reports it as a crash)."""
 
 
-# ----- what PROTOCOL.md §4 allows, written out independently of shared/protocol.py -------------
+# ----- what PROTOCOL.md §4 allows, written out independently of shared/wire ---------------------
 def _plain_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -129,50 +164,55 @@ def allowed_id(value: Any) -> bool:
 class Harness:
     """The fuzz target: one input → every rule above."""
 
-    def __init__(self, protocol: Any, atheris: Any) -> None:
-        self.protocol = protocol
+    def __init__(self, codec: Any, messages: Any, atheris: Any) -> None:
+        self.codec = codec
+        self.messages = messages
         self.atheris = atheris
-        self.real_orjson = protocol._orjson
+        self.real_orjson = codec._orjson
         self.codecs = [("orjson", self.real_orjson)] if self.real_orjson is not None else []
         self.codecs.append(("json", None))  # the standard-library fallback
 
     # decode + re-encode, with each codec
     def decode_rules(self, line: bytes) -> list[dict[str, Any]]:
-        protocol = self.protocol
+        codec = self.codec
         decoded = []
         try:
-            for name, codec in self.codecs:
-                protocol._orjson = codec
+            for name, json_codec in self.codecs:
+                codec._orjson = json_codec
                 try:
-                    msg = protocol.decode(line)
-                except protocol.ProtocolError as exc:
+                    msg = codec.decode(line)
+                except codec.ProtocolError as exc:
                     if exc.code not in ("bad_json", "bad_request"):
                         raise RuleBroken(f"{name}: decode raised code {exc.code!r}") from None
                     continue
                 if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
                     raise RuleBroken(f"{name}: decode returned {msg!r}")
                 try:
-                    again = protocol.decode(protocol.encode(msg)[:-1])
+                    again = codec.decode(codec.encode(msg)[:-1])
                 except Exception as exc:
                     raise RuleBroken(f"{name}: decoded {line!r} does not re-encode: {exc!r}") from exc
                 if again != msg:
                     raise RuleBroken(f"{name}: {line!r} -> {msg!r} re-encodes as {again!r}")
+                self.request_rules(msg)  # with the codec that read it: its line is written by the same one
                 decoded.append(msg)
         finally:
-            protocol._orjson = self.real_orjson
+            codec._orjson = self.real_orjson
         return decoded
 
     # the validators, on one message-like mapping
     def validator_rules(self, msg: dict[str, Any]) -> None:
-        p = self.protocol
+        p = self.codec
         checks = (
             ("cell", lambda: p.cell(msg), lambda out: out == allowed_cell(msg.get("cell")) and out is not None),
             ("room_code", lambda: p.room_code(msg.get("room")), lambda out: out == allowed_room(msg.get("room"))),
             ("token", lambda: p.token(msg.get("token")), lambda out: out == msg.get("token") and allowed_hex(out, 64)),
-            ("match_id", lambda: p.match_id(msg.get("match_id")), lambda out: out == msg.get("match_id") and allowed_hex(out, 16)),
-            ("client_seed", lambda: p.client_seed(msg), lambda out: out == msg.get("client_seed") and (out is None or allowed_seed(out))),
+            ("match_id", lambda: p.match_id(msg.get("match_id")),
+             lambda out: out == msg.get("match_id") and allowed_hex(out, 16)),
+            ("client_seed", lambda: p.client_seed(msg),
+             lambda out: out == msg.get("client_seed") and (out is None or allowed_seed(out))),
             ("player_name", lambda: p.player_name(msg), lambda out: out == msg.get("name", "") and allowed_name(out)),
-            ("optional_seq", lambda: p.optional_seq(msg), lambda out: out == msg.get("seq") and (out is None or (_plain_int(out) and out >= 0))),
+            ("optional_seq", lambda: p.optional_seq(msg),
+             lambda out: out == msg.get("seq") and (out is None or (_plain_int(out) and out >= 0))),
             ("request_id", lambda: p.request_id(msg), lambda out: out == msg.get("id") and (out is None or allowed_id(out))),
         )
         for name, call, holds in checks:
@@ -184,6 +224,57 @@ class Harness:
                 continue
             if not holds(out):
                 raise RuleBroken(f"{name} accepted {msg!r} as {out!r}, which PROTOCOL.md does not allow")
+
+    # client → server: a decoded message read as its typed request (§9 steps 4-6)
+    def _typed_request(self, msg: dict[str, Any]) -> Any:
+        codec = self.codec
+        kind = codec.request_kind(msg)
+        if kind == "hello":
+            return codec.hello_request(msg, 1)
+        return codec.parse_request(kind, msg)
+
+    def request_rules(self, msg: dict[str, Any]) -> None:
+        codec = self.codec
+        try:
+            request = self._typed_request(msg)
+        except codec.ProtocolError as exc:
+            if exc.code not in REQUEST_CODES:
+                raise RuleBroken(f"parse_request raised code {exc.code!r} for {msg!r}") from None
+            return
+        except Exception as exc:
+            raise RuleBroken(f"parse_request raised {exc!r} for {msg!r}") from exc
+        kind = request.type if msg["type"] in ACTION_TYPES else request.TYPE  # one class holds the five actions
+        if kind != msg["type"]:
+            raise RuleBroken(f"{msg!r} read as a {kind} request")
+        if getattr(request, "id", None) is not None and not allowed_id(request.id):
+            raise RuleBroken(f"{msg!r} read with id {request.id!r}")
+        if msg["type"] in CELL_TYPES and request.cell != allowed_cell(msg.get("cell")):
+            raise RuleBroken(f"{msg!r} read with cell {request.cell!r}")
+        try:
+            again = self._typed_request(codec.decode(codec.encode_message(request)[:-1]))
+        except Exception as exc:
+            raise RuleBroken(f"{request!r} (from {msg!r}) does not read back from its own line: {exc!r}") from exc
+        if again != request:
+            raise RuleBroken(f"{msg!r} -> {request!r} reads back as {again!r}")
+
+    # server → client: one line from a (hostile) server
+    def server_rules(self, line: bytes) -> None:
+        codec, messages = self.codec, self.messages
+        try:
+            message = codec.decode_server(line)
+        except messages.BadMessage:
+            return
+        except Exception as exc:
+            raise RuleBroken(f"decode_server raised {exc!r} for {line!r}") from exc
+        if message.TYPE.value not in messages.SERVER_MESSAGES:
+            raise RuleBroken(f"decode_server returned {message!r}")
+        try:
+            written = codec.encode_message(message)
+            again = codec.encode_message(codec.decode_server(written))
+        except Exception as exc:
+            raise RuleBroken(f"{message!r} (from {line!r}) does not read back from its own line: {exc!r}") from exc
+        if again != written:
+            raise RuleBroken(f"{line!r} -> {written!r} reads back as {again!r}")
 
     # values straight from the fuzzer's bytes
     def value(self, fdp: Any, depth: int = 0) -> Any:
@@ -211,6 +302,7 @@ class Harness:
     def one_input(self, data: bytes) -> None:
         for msg in self.decode_rules(data):
             self.validator_rules(msg)
+        self.server_rules(data)
         fdp = self.atheris.FuzzedDataProvider(data)
         fields = ("cell", "room", "token", "match_id", "client_seed", "name", "seq", "id")
         built = {field: self.value(fdp) for field in fields if fdp.ConsumeBool()}
@@ -221,16 +313,16 @@ def _worker(argv: list[str]) -> None:
     import atheris
 
     with atheris.instrument_imports(include=["mineduel.shared"]):
-        from mineduel.shared.wire import protocol
+        from mineduel.shared.wire import codec, messages
     if os.environ.get(INJECT_ENV) == "1":
-        real_cell = protocol.cell
+        real_cell = codec.cell
 
         def broken_cell(msg: Any) -> int:
             value = real_cell(msg)
             return 0 if value == 63 else value  # [7, 7] read as [0, 0]
 
-        protocol.cell = broken_cell
-    harness = Harness(protocol, atheris)
+        codec.cell = broken_cell
+    harness = Harness(codec, messages, atheris)
     atheris.Setup(argv, harness.one_input)
     atheris.Fuzz()
 
