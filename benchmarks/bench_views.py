@@ -1,19 +1,24 @@
-"""The per-action view cost of the server: ``GameState.view`` and ``protocol.state_message``.
+"""The per-action view cost of the server: ``GameState.view`` and the presenter's ``state`` message.
 
 Run: ``python benchmarks/bench_views.py [--runs 7] [--games 120] [--seed 3]``.
 
-After every accepted action the server builds, for each seat, ``state.view(seat, deadline)``,
-then ``protocol.state_message(view, ...)`` (which calls ``board_json``), then encodes it. This
-benchmark times each step on a fixed list of positions — the state after every action of
+After every accepted action the server builds, for each seat, ``presenter.state(match, seat, ...)``
+— ``state.view(seat, deadline)``, then the typed ``State`` with ``board_of(view)`` — and writes it
+with ``codec.encode_message``. This benchmark times each step on a fixed list of positions — the state after every action of
 ``--games`` seeded random games (half of them "careful": they avoid exploring the opponent's
 mines, so boards fill up) — for the current code and for a copy of the code it replaced
 (``old_*`` below), and prints µs per call (median of ``--runs`` passes) and old/new.
 
 Both seats are handled in turn for each position, as the server does, so the second seat
-finds the numbers (``GameState.numbers``) and their rows (``protocol.board_json``) remembered
+finds the numbers (``GameState.numbers``) and their rows (``board_of``) remembered
 from the first. The positions are timed in a shuffled order, as in a busy server where other
 matches' actions come in between: an action never finds the previous action's numbers.
 ``--ideas`` also times each idea on its own.
+
+The old column is the dict-building code the typed messages replaced (its bytes are checked equal
+to the new ones before anything is timed); its per-action row is ``encode(old_state_message(...))``
+and the new one ``encode_message(presenter.state(...))``, so the figures stay comparable with the
+ones in docs/PERFORMANCE.md.
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mineduel.shared.wire import protocol
+from mineduel.server import presenter
+from mineduel.shared.ai.randomplay import random_legal_action
 from mineduel.shared.rules.bitboard import BYTE_BITS, CELLS, COLS, NEIGHBOURS, ROWS, cells
 from mineduel.shared.rules.engine import (
     Action,
@@ -38,7 +44,11 @@ from mineduel.shared.rules.engine import (
     Variant,
 )
 from mineduel.shared.rules.views import SeatView
-from mineduel.shared.ai.randomplay import random_legal_action
+from mineduel.shared.wire import board as wire_board
+from mineduel.shared.wire import codec
+from mineduel.shared.wire import messages as m
+from mineduel.shared.wire.board import board_of, reveal_of
+from mineduel.shared.wire.names import ServerType
 
 # ----- the replaced implementation (verbatim copies, for the comparison) -------------------------
 
@@ -133,7 +143,7 @@ def old_state_message(
 ) -> dict[str, Any]:
     me = view.seat
     return {
-        "type": protocol.ServerType.STATE.value,
+        "type": ServerType.STATE.value,
         "match_id": match_id,
         "seq": seq,
         "seat": me,
@@ -169,7 +179,7 @@ def old_reveal_json(reveal: Any, me: int) -> dict[str, Any]:
         "mines": _old_rows(mines),
         "markers": _old_rows(markers),
         "marker_correct": _old_rows(correct),
-        "ko_cell": protocol.cell_json(reveal.ko_cell) if reveal.ko_cell is not None else None,
+        "ko_cell": list(divmod(reveal.ko_cell, COLS)) if reveal.ko_cell is not None else None,
     }
 
 
@@ -204,7 +214,7 @@ def view_with(numbers: Callable[[GameState], tuple[int, ...]], slots: bool) -> C
         if not slots:
             return SeatView(*values)
         view = object.__new__(SeatView)
-        for setter, value in zip(set_slots, values):
+        for setter, value in zip(set_slots, values, strict=True):
             setter(view, value)
         return view
     return make
@@ -212,34 +222,64 @@ def view_with(numbers: Callable[[GameState], tuple[int, ...]], slots: bool) -> C
 
 def board_comprehension(view: SeatView) -> dict[str, list[str]]:
     """Byte tables with the two-mask layers as a comprehension over the rows, numbers not remembered."""
-    def mo(m: int, o: int) -> list[str]:
-        row, m3, o3 = protocol._ROW_MO, protocol._BASE3_TWICE, protocol._BASE3
-        return [row[m3[m >> s & 255] + o3[o >> s & 255]] for s in (0, 8, 16, 24, 32, 40, 48, 56)]
-    text = protocol._NUMBER_BYTES.pack(*view.numbers).translate(protocol._NUMBER_CHARS).decode("ascii")
+    def mo(mm: int, o: int) -> list[str]:
+        row, m3, o3 = wire_board._ROW_MO, wire_board._BASE3_TWICE, wire_board._BASE3
+        return [row[m3[mm >> s & 255] + o3[o >> s & 255]] for s in (0, 8, 16, 24, 32, 40, 48, 56)]
+    text = wire_board._NUMBER_BYTES.pack(*view.numbers).translate(wire_board._NUMBER_CHARS).decode("ascii")
     revealed = view.revealed
     by_me = view.revealed_by_me & revealed
     mine = view.my_markers
     return {
-        "numbers": protocol._rows(text),
+        "numbers": wire_board._rows(text),
         "opened_by": mo(by_me, revealed & ~by_me),
         "markers": mo(mine, view.opponent_markers & ~mine),
-        "my_mines": protocol._layer(view.my_mines),
+        "my_mines": wire_board._layer(view.my_mines),
     }
 
 
-def board_unremembered(view: SeatView) -> dict[str, list[str]]:
-    """The current board_json with its numbers memo emptied before each call."""
-    protocol._numbers_memo = ((), [])
-    return protocol.board_json(view)
+def board_unremembered(view: SeatView) -> m.Board:
+    """The current board_of with its numbers memo emptied before each call."""
+    wire_board._numbers_memo = ((), [])
+    return board_of(view)
 
 
 def numbers_joined(view: SeatView) -> list[str]:
     """Numbers rows by a join over a 10-entry tuple (``NUM[-1]`` is ``.``) instead of struct."""
     text = "".join(map(_DIGITS.__getitem__, view.numbers))
-    return protocol._rows(text)
+    return wire_board._rows(text)
 
 
 _DIGITS = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", ".")
+
+
+# ----- the presenter's input ------------------------------------------------------------------------
+
+
+class _Position:
+    """What ``presenter.state`` reads of a live match: its id, seq, transcript, state and deadline."""
+
+    __slots__ = ("deadline", "id", "seq", "state", "transcript")
+
+    def __init__(self, state: Any, deadline: float | None) -> None:
+        self.state, self.deadline = state, deadline
+        self.id, self.seq, self.transcript = "0123456789abcdef", 17, "ab" * 32
+
+
+class _Given:
+    """A state whose view is the one given: the presenter timed on a ready view, like old_state_message."""
+
+    __slots__ = ("_view",)
+
+    def __init__(self, view: SeatView) -> None:
+        self._view = view
+
+    def view(self, seat: int, deadline: float | None = None) -> SeatView:
+        return self._view
+
+
+def new_state_message(view: SeatView, *, now: float, **_: Any) -> m.State:
+    """``presenter.state`` for a ready view (the match fields as in ``kw``)."""
+    return presenter.state(_Position(_Given(view), view.deadline), view.seat, now, [])  # type: ignore[arg-type]
 
 
 # ----- positions ---------------------------------------------------------------------------------
@@ -302,16 +342,17 @@ def main() -> None:
         for seat in (0, 1):
             new, old = state.view(seat, deadline), old_view(state, seat, deadline)
             assert new == old
-            assert protocol.board_json(new) == old_board_json(old)
-            new_msg, old_msg = protocol.state_message(new, **kw), old_state_message(old, **kw)
-            assert new_msg == old_msg and protocol.encode(new_msg) == protocol.encode(old_msg)
+            assert board_of(new).wire() == old_board_json(old)
+            new_msg, old_msg = new_state_message(new, **kw), old_state_message(old, **kw)
+            built = presenter.state(_Position(state, deadline), seat, now, [])  # type: ignore[arg-type]
+            assert codec.encode_message(new_msg) == codec.encode_message(built) == codec.encode(old_msg)
             if state.over:
-                assert protocol.reveal_json(state.reveal(), seat) == old_reveal_json(state.reveal(), seat)
+                assert reveal_of(state.reveal(), seat).wire() == old_reveal_json(state.reveal(), seat)
     revealed = [s.revealed.bit_count() for s in base]
     print(
         f"{len(base)} positions from {args.games} games (seed {args.seed}): revealed cells "
         f"mean {statistics.mean(revealed):.1f}, max {max(revealed)}; median of {args.runs} passes; "
-        f"Python {sys.version.split()[0]}, encode via {protocol.CODEC}"
+        f"Python {sys.version.split()[0]}, encode via {codec.CODEC}"
     )
 
     timed = base.copy()
@@ -333,40 +374,47 @@ def main() -> None:
             return len(views)
         return run
 
-    def message(fn: Callable[..., dict[str, Any]]) -> Callable[[SeatView], object]:
+    def message(fn: Callable[..., object]) -> Callable[[SeatView], object]:
         return lambda v: fn(v, match_id="0123456789abcdef", seq=17, now=now, transcript="ab" * 32, events=[])
 
-    def action(make: Callable[[GameState, int, float | None], SeatView], build: Callable[..., dict[str, Any]]) -> Callable[[], int]:
-        encode = protocol.encode
+    def old_action() -> int:  # everything the server did for both seats after one action
+        encode = codec.encode
+        for s in timed:
+            for seat in (0, 1):
+                encode(old_state_message(old_view(s, seat, deadline), match_id="0123456789abcdef", seq=17, now=now,
+                                         transcript="ab" * 32, events=[]))
+        return len(timed)
 
-        def run() -> int:  # everything the server does for both seats after one action
-            for s in timed:
-                for seat in (0, 1):
-                    encode(build(make(s, seat, deadline), match_id="0123456789abcdef", seq=17, now=now,
-                                 transcript="ab" * 32, events=[]))
-            return len(timed)
-        return run
+    matches = [_Position(s, deadline) for s in timed]
 
-    messages = [protocol.state_message(v, **kw) for v in views]
+    def new_action() -> int:  # everything the server does: presenter.state (view + State) and encode_message
+        encode, state = codec.encode_message, presenter.state
+        for match in matches:
+            encode(state(match, 0, now, []))  # type: ignore[arg-type]
+            encode(state(match, 1, now, []))  # type: ignore[arg-type]
+        return len(matches)
+
+    old_messages = [old_state_message(v, **kw) for v in views]
+    new_messages = [new_state_message(v, **kw) for v in views]
     ended = [(s.reveal(), seat) for s in timed if s.over for seat in (0, 1)]
     rows: list[tuple[str, float, float]] = []
     r = args.runs
     rows.append(("view (per seat)", per_call(view_pairs(old_view), r),
                  per_call(view_pairs(GameState.view), r)))
-    rows.append(("board_json", per_call(each_view(old_board_json), r), per_call(each_view(protocol.board_json), r)))
-    rows.append(("state_message (incl. board)", per_call(each_view(message(old_state_message)), r),
-                 per_call(each_view(message(protocol.state_message)), r)))
-    enc = per_call(lambda: sum(1 for m in messages if protocol.encode(m)), r)
-    rows.append(("encode(state_message)", enc, enc))
-    rows.append(("reveal_json (end of match)",
+    rows.append(("board_json / board_of", per_call(each_view(old_board_json), r), per_call(each_view(board_of), r)))
+    rows.append(("state message (incl. board)", per_call(each_view(message(old_state_message)), r),
+                 per_call(each_view(message(new_state_message)), r)))
+    rows.append(("encode / encode_message",
+                 per_call(lambda: sum(1 for msg in old_messages if codec.encode(msg)), r),
+                 per_call(lambda: sum(1 for msg in new_messages if codec.encode_message(msg)), r)))
+    rows.append(("reveal_json / reveal_of (end of match)",
                  per_call(lambda: sum(1 for rv, seat in ended if old_reveal_json(rv, seat)), r),
-                 per_call(lambda: sum(1 for rv, seat in ended if protocol.reveal_json(rv, seat)), r)))
-    rows.append(("per action: 2 x (view+message+encode)", per_call(action(old_view, old_state_message), r),
-                 per_call(action(GameState.view, protocol.state_message), r)))
+                 per_call(lambda: sum(1 for rv, seat in ended if reveal_of(rv, seat)), r)))
+    rows.append(("per action: 2 x (view+message+encode)", per_call(old_action, r), per_call(new_action, r)))
     print(f"{'µs per call':40s} {'old':>8s} {'new':>8s} {'old/new':>8s}")
     for name, old, new in rows:
         print(f"{name:40s} {old:8.2f} {new:8.2f} {old / new:7.1f}x")
-    print("(encode is the same call on the same messages in both columns: the messages are identical)")
+    print("(both columns write the same bytes; new: the typed State, written through wire() by encode_message)")
     if not args.ideas:
         return
 
@@ -378,7 +426,7 @@ def main() -> None:
         return run
 
     for v in views:
-        assert board_comprehension(v) == board_unremembered(v) == old_board_json(v)
+        assert board_comprehension(v) == board_unremembered(v).wire() == old_board_json(v)
         assert numbers_joined(v) == old_board_json(v)["numbers"]
     ideas = [
         ("numbers(): cells() generator", per_call(each_state(old_numbers), r)),
@@ -391,12 +439,12 @@ def main() -> None:
         ("board: per-cell loops (old)", per_call(each_view(old_board_json), r)),
         ("board: tables, comprehension rows, no memo", per_call(each_view(board_comprehension), r)),
         ("board: tables written out, no memo", per_call(each_view(board_unremembered), r)),
-        ("board: current (numbers remembered)", per_call(each_view(protocol.board_json), r)),
+        ("board: current (numbers remembered)", per_call(each_view(board_of), r)),
         ("numbers rows: join + slices", per_call(each_view(numbers_joined), r)),
         ("numbers rows: struct + translate, no memo",
-         per_call(each_view(lambda v: (setattr(protocol, "_numbers_memo", ((), [])), protocol._number_rows(v.numbers))), r)),
-        ("  (emptying the memo alone)", per_call(each_view(lambda v: setattr(protocol, "_numbers_memo", ((), []))), r)),
-        ("numbers rows: current", per_call(each_view(lambda v: protocol._number_rows(v.numbers)), r)),
+         per_call(each_view(lambda v: (setattr(wire_board, "_numbers_memo", ((), [])), wire_board._number_rows(v.numbers))), r)),
+        ("  (emptying the memo alone)", per_call(each_view(lambda v: setattr(wire_board, "_numbers_memo", ((), []))), r)),
+        ("numbers rows: current", per_call(each_view(lambda v: wire_board._number_rows(v.numbers)), r)),
     ]
     print(f"\n{'ideas, µs per call':52s}")
     for name, us in ideas:
