@@ -90,9 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="keep settings and records in this folder instead of the user's config/data folders")
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
     parser.add_argument("--join", metavar="LINK", default=None,
-                        help="open the online screen on an invite link (mineduel://HOST:PORT/join/CODE, or mineduels:// over TLS); nobody is seated until Join")
+                        help="open the online screen on an invite link (mineduel://HOST:PORT/join/CODE, "
+                             "or mineduels:// over TLS); nobody is seated until Join")
     parser.add_argument("--kiosk", action="store_true",
-                        help="kiosk mode: full screen, touch-first, players cannot quit, back to the start after idle time (docs/KIOSK.md)")
+                        help="kiosk mode: full screen, touch-first, players cannot quit, "
+                             "back to the start after idle time (docs/KIOSK.md)")
     parser.add_argument("--kiosk-config", type=Path, default=None, metavar="PATH",
                         help="the kiosk settings file (implies --kiosk; default: /etc/mine-duel/kiosk.toml, "
                              "then kiosk.toml in the system config folder)")
@@ -194,8 +196,9 @@ class App:
             settings=settings,
             records=records,
             invalidate=self.invalidate,
-            new_cpu_match=lambda *, difficulty, seed: CpuMatch(difficulty=difficulty, seed=seed, clock=clock, wall_clock=wall_clock,
-                                                              client_version=VERSION),
+            new_cpu_match=lambda *, difficulty, seed: CpuMatch(
+                difficulty=difficulty, seed=seed, clock=clock, wall_clock=wall_clock, client_version=VERSION,
+            ),
             quit=self.quit,
             ensure_visible=self._ensure_visible,
             online_services=self.online_services,
@@ -307,7 +310,9 @@ class App:
             return AWAY_POLL
         if now - self._last_input < ACTIVE_AFTER_INPUT:
             return ACTIVE_INTERVAL
-        wakes = [w for w in (self.stack.next_wakeup(now), None if self.online_session is None else self.online_session.next_wakeup()) if w is not None]
+        scene_wake = self.stack.next_wakeup(now)
+        online_wake = None if self.online_session is None else self.online_session.next_wakeup()
+        wakes = [w for w in (scene_wake, online_wake) if w is not None]
         wake = min(wakes) if wakes else None
         if wake is None:
             return IDLE_POLL
@@ -371,9 +376,8 @@ class App:
         if isinstance(scene_event, PointerEvent) and scene_event.touch and self._scroll_drag(event, scene_event):
             return
         consumed = self.stack.process_event(scene_event)
-        if isinstance(scene_event, WheelEvent) and not consumed:
-            if self.viewport.scroll_by(-scene_event.dy * 64):
-                self._full = True
+        if isinstance(scene_event, WheelEvent) and not consumed and self.viewport.scroll_by(-scene_event.dy * 64):
+            self._full = True
 
     def _scroll_drag(self, event: pygame.event.Event, scene_event: PointerEvent) -> bool:
         """Touch drags scroll a window too small for the canvas; True when the event was used."""

@@ -155,7 +155,8 @@ class MatchControls:
         for mode in MODES:
             b = self.widgets.by_name(f"mode:{mode}")
             selected = mode == scene.mode and self.mode_enabled(mode)
-            self._set(b, enabled=self.mode_enabled(mode), style="accent" if selected else "secondary", accent=palette.MODE_COLORS[mode])
+            self._set(b, enabled=self.mode_enabled(mode), style="accent" if selected else "secondary",
+                      accent=palette.MODE_COLORS[mode])
 
     def _set(self, b: Button, *, enabled: bool, style: str, accent: palette.Color | None = None) -> None:
         if (b.enabled, b.style, b.accent) != (enabled, style, accent if accent is not None else b.accent):
@@ -363,7 +364,8 @@ class GameScene(Scene):
                 self.shake_at = None
             self.ctx.invalidate(STATUS.inflate(16, 4))
         caps = None if controller is None else controller.capabilities
-        if controller is not None and caps is not None and caps.deadline is None and controller.opponent_to_move and not self.pauses:
+        if (controller is not None and caps is not None and caps.deadline is None
+                and controller.opponent_to_move and not self.pauses):
             phase = int(now / DOTS_PERIOD) % 3
             if phase != self.dots_phase:
                 self.dots_phase = phase
@@ -380,10 +382,11 @@ class GameScene(Scene):
         seconds = None if caps.deadline is None else caps.deadline.seconds_left()
         presence = None if caps.presence is None else caps.presence.presence()
         shown = (None if seconds is None else math.ceil(seconds),
-                 None if presence is None else (presence.connected, presence.reconnecting, presence.opponent_away,
-                                                 presence.opponent_gone,
-                                                 None if presence.retry_in is None else math.ceil(presence.retry_in),
-                                                 None if presence.opponent_seconds is None else math.ceil(presence.opponent_seconds)))
+                 None if presence is None else (
+                     presence.connected, presence.reconnecting, presence.opponent_away, presence.opponent_gone,
+                     None if presence.retry_in is None else math.ceil(presence.retry_in),
+                     None if presence.opponent_seconds is None else math.ceil(presence.opponent_seconds),
+                 ))
         if shown != self._shown:
             if self._shown:
                 self.ctx.invalidate(PLAYERS)

@@ -116,12 +116,14 @@ class MatchPainter:
                 y = rect.top + 41
                 x = rect.left + 52
                 markers = view.my_markers if seat_is_me else view.opponent_markers
-                canvas.blit(shapes.icon("flag" if seat_is_me else "flag_opponent", 18, palette.ME_LIGHT if seat_is_me else palette.OPP), (x, y - 9))
+                flag = shapes.icon("flag" if seat_is_me else "flag_opponent", 18, palette.ME_LIGHT if seat_is_me else palette.OPP)
+                canvas.blit(flag, (x, y - 9))
                 r = blit_text(canvas, ctx.fonts, str(markers.bit_count()), 14, palette.INK_SOFT, bold=True, midleft=(x + 20, y))
                 if seat_is_me:
                     x = r.right + 12
                     canvas.blit(shapes.icon("mine", 16, palette.ME_LIGHT), (x, y - 8))
-                    blit_text(canvas, ctx.fonts, str(view.my_mines.bit_count()), 14, palette.INK_SOFT, bold=True, midleft=(x + 19, y))
+                    blit_text(canvas, ctx.fonts, str(view.my_mines.bit_count()), 14, palette.INK_SOFT, bold=True,
+                              midleft=(x + 19, y))
             if view is not None:
                 self.player_extras(canvas, rect, badge_rect, seat_is_me, active, color)
 
@@ -175,7 +177,8 @@ class MatchPainter:
         view = scene.view()
         line = scene.words.event_line()
         refusal = line is not None and line[1]
-        accent = palette.WARN if refusal else (palette.ME if view is None or view.to_move == view.seat or view.outcome is not None else palette.OPP)
+        my_accent = view is None or view.to_move == view.seat or view.outcome is not None
+        accent = palette.WARN if refusal else (palette.ME if my_accent else palette.OPP)
         canvas.blit(shapes.rounded(rect.size, 16, palette.CARD, 1, palette.CARD_BORDER), rect)
         canvas.blit(shapes.rounded((5, rect.height - 24), 3, accent), (rect.left + 10, rect.top + 12))
         inner = pygame.Rect(rect.left + 26, rect.top + 12, rect.width - 40, rect.height - 20)
@@ -217,7 +220,8 @@ class MatchPainter:
             swatch = pygame.Rect(x, y - 8, 16, 16)
             canvas.blit(shapes.rounded(swatch.size, 4, palette.ME_CELL if kind == "me" else palette.OPP_CELL), swatch)
             if kind == "opp":
-                pygame.draw.polygon(canvas, palette.OPP, [(swatch.right - 7, swatch.top), (swatch.right - 1, swatch.top), (swatch.right - 1, swatch.top + 6)])
+                notch = [(swatch.right - 7, swatch.top), (swatch.right - 1, swatch.top), (swatch.right - 1, swatch.top + 6)]
+                pygame.draw.polygon(canvas, palette.OPP, notch)
             r = blit_text(canvas, ctx.fonts, ctx.t(key), 13, palette.INK_SOFT, bold=True, midleft=(swatch.right + 6, y))
             x = r.right + 14
         view = scene.view()
@@ -225,7 +229,8 @@ class MatchPainter:
             text = ctx.t("status.flag_left" if view.quota_left else "status.flag_used")
             size = ctx.fonts.fit_size(text, 13, 382 - x - 24, True)
             icon = shapes.icon("flag", 18, palette.PRIMARY if view.quota_left else palette.INK_FAINT)
-            r = blit_text(canvas, ctx.fonts, text, size, palette.INK if view.quota_left else palette.INK_FAINT, bold=True, midright=(380, y))
+            ink = palette.INK if view.quota_left else palette.INK_FAINT
+            r = blit_text(canvas, ctx.fonts, text, size, ink, bold=True, midright=(380, y))
             canvas.blit(icon, (r.left - 20, y - 9))
 
     def banner(self, canvas: pygame.Surface, text: str, color: palette.Color) -> None:

@@ -71,13 +71,19 @@ class VerifyPopup(Popup):
                   center=(card.centerx, card.top + PAD + 42))
         y = card.top + PAD + 44 + 30
         for check in self.report.checks:
-            mark, color = ("check", palette.GOOD) if check.ok else ("warning", palette.WARN) if check.ok is False else ("equal", palette.INK_FAINT)
+            if check.ok:
+                mark, color = "check", palette.GOOD
+            elif check.ok is False:
+                mark, color = "warning", palette.WARN
+            else:
+                mark, color = "equal", palette.INK_FAINT
             surface.blit(shapes.icon(mark, 18, color), (card.left + PAD, y + 4))
             name = ctx.t(f"verify.check.{check.name}") if check.name in CHECK_NAMES else check.name
             state = ctx.t("verify.pass" if check.ok else "verify.fail" if check.ok is False else "verify.na")
             blit_text(surface, ctx.fonts, state, 13, color, bold=True, midright=(card.right - PAD, y + 13))
             avail = card.width - 2 * PAD - 30 - ctx.fonts.width(state, 13, True) - 8
-            blit_text(surface, ctx.fonts, name, ctx.fonts.fit_size(name, 15, avail), palette.INK, midleft=(card.left + PAD + 28, y + 13))
+            blit_text(surface, ctx.fonts, name, ctx.fonts.fit_size(name, 15, avail), palette.INK,
+                      midleft=(card.left + PAD + 28, y + 13))
             y += 34
 
 
@@ -107,13 +113,15 @@ class ResultPanel:
         half = (inner - 10) // 2
         y = self._rematch_y
         rematch = caps.rematch
+        request_rematch = rematch.request_rematch if rematch else lambda: None
+        pair_y = PANEL.bottom - 16 - 50 - 10 - 48  # View board | Verify, above Back to the room
         buttons = [
-            Button(pygame.Rect(left, y, inner, 52), lambda: t("online.rematch"), rematch.request_rematch if rematch else lambda: None,
+            Button(pygame.Rect(left, y, inner, 52), lambda: t("online.rematch"), request_rematch,
                    style="selected" if agreed else "primary", icon="check" if agreed else "restart",
                    enabled=not agreed and info is not None and info.possible, text_size=18, name="rematch"),
-            Button(pygame.Rect(left, PANEL.bottom - 16 - 50 - 10 - 48, half, 48), lambda: t("action.view_board"), scene.flow.view_board,
+            Button(pygame.Rect(left, pair_y, half, 48), lambda: t("action.view_board"), scene.flow.view_board,
                    icon="eye", icon_color=palette.ME_LIGHT, name="view_board", text_size=15),
-            Button(pygame.Rect(left + half + 10, PANEL.bottom - 16 - 50 - 10 - 48, inner - half - 10, 48), lambda: t("online.verify"),
+            Button(pygame.Rect(left + half + 10, pair_y, inner - half - 10, 48), lambda: t("online.verify"),
                    scene.flow.verify, icon="check", icon_color=palette.GOOD, name="verify", text_size=15,
                    enabled=caps.verify is not None and caps.verify.record() is not None),
             Button(pygame.Rect(left, PANEL.bottom - 16 - 50, inner, 50), lambda: t("online.to_lobby"), scene.flow.to_lobby,
@@ -157,8 +165,8 @@ class ResultPanel:
         reason = scene.words.reason_text()
         inner = PANEL.width - 40
         h = paragraph_height(ctx.fonts, reason, 16, inner)
-        blit_paragraph(canvas, ctx.fonts, reason, 16, palette.INK, pygame.Rect(PANEL.left + 20, PANEL.top + 100, inner, h + 4), align="center",
-                       max_lines=2)
+        blit_paragraph(canvas, ctx.fonts, reason, 16, palette.INK, pygame.Rect(PANEL.left + 20, PANEL.top + 100, inner, h + 4),
+                       align="center", max_lines=2)
         timing = controller.timing()
         chips = (t("result.turns", turns=timing.turn), t("result.time", duration=ctx.tr.duration(timing.elapsed)))
         half = (PANEL.width - 32 - 10) // 2
@@ -209,7 +217,8 @@ class MatchFlow:
         if scene.session.can_restart:
             items.append(MenuItem("action.restart", "restart", self.confirm_restart, enabled=controller is not None))
         else:
-            items.append(MenuItem("online.resign", "quit", self.confirm_resign, enabled=running and resign is not None, danger=True))
+            items.append(MenuItem("online.resign", "quit", self.confirm_resign, enabled=running and resign is not None,
+                                  danger=True))
         if ctx.allowed.online and scene.session.can_restart:
             items.append(MenuItem("menu.online", "online", scene.open_online))
         if scene.ended is not None and controller is not None and controller.record_text() is not None and ctx.allowed.files:
@@ -237,16 +246,20 @@ class MatchFlow:
 
     def confirm_restart(self) -> None:
         scene = self.scene
-        self.ctx.stack.open_popup(ConfirmPopup(self.ctx, title_key="confirm.restart.title", body_key="confirm.restart.body",
-                                               confirm_key="action.restart", on_confirm=lambda: scene.session.restart(scene),
-                                               on_cancel=self.show_result if scene.ended is not None and not scene.viewing_board else None))
+        self.ctx.stack.open_popup(ConfirmPopup(
+            self.ctx, title_key="confirm.restart.title", body_key="confirm.restart.body",
+            confirm_key="action.restart", on_confirm=lambda: scene.session.restart(scene),
+            on_cancel=self.show_result if scene.ended is not None and not scene.viewing_board else None,
+        ))
 
     def confirm_resign(self) -> None:
         controller = self.scene.controller
         resign = None if controller is None else controller.capabilities.resign
         if resign is not None:
-            self.ctx.stack.open_popup(ConfirmPopup(self.ctx, title_key="online.resign_confirm.title", body_key="online.resign_confirm.body",
-                                                   confirm_key="online.resign", on_confirm=resign))
+            self.ctx.stack.open_popup(ConfirmPopup(
+                self.ctx, title_key="online.resign_confirm.title", body_key="online.resign_confirm.body",
+                confirm_key="online.resign", on_confirm=resign,
+            ))
 
     def to_lobby(self) -> None:
         self.scene.session.to_lobby(self.scene)
@@ -265,9 +278,11 @@ class MatchFlow:
             scene.controls.refresh()
             self.ctx.invalidate(None)
             return
-        popup = ResultPopup(self.ctx, ResultInfo(scene.ended, controller.seat, scene.session.difficulty, self.record_line),
-                            on_view_board=self.view_board, on_restart=self.confirm_restart, on_menu=self.open_menu,
-                            on_export=self.export_record if controller.record_text() is not None and self.ctx.allowed.files else None)
+        popup = ResultPopup(
+            self.ctx, ResultInfo(scene.ended, controller.seat, scene.session.difficulty, self.record_line),
+            on_view_board=self.view_board, on_restart=self.confirm_restart, on_menu=self.open_menu,
+            on_export=self.export_record if controller.record_text() is not None and self.ctx.allowed.files else None,
+        )
         self.result_popup = popup
         self.ctx.stack.open_popup(popup)
         scene.controls.refresh()

@@ -30,7 +30,8 @@ BODY_SIZE = 15
 
 def _title(surface: pygame.Surface, ctx: Context, text: str, card: pygame.Rect, y: int, size: int = TITLE_SIZE) -> int:
     width = card.width - 2 * PAD
-    return blit_paragraph(surface, ctx.fonts, text, size, palette.INK, pygame.Rect(card.left + PAD, y, width, 200), bold=True, align="center")
+    return blit_paragraph(surface, ctx.fonts, text, size, palette.INK, pygame.Rect(card.left + PAD, y, width, 200),
+                          bold=True, align="center")
 
 
 # ----- language ----------------------------------------------------------------------------------
@@ -56,8 +57,11 @@ class LanguagePopup(Popup):
         current = self.ctx.settings.language
         lines = self.title_lines()
         self._header_h = 44 + (len(lines) * 26 if self.first_run else 34)
-        hint_h = 0 if self.first_run else paragraph_height(self.ctx.fonts, self.ctx.t("language.picker_hint"), 14, self.card.width - 2 * PAD) + 12
-        height = PAD + self._header_h + len(self.ctx.languages) * (56 + 10) + hint_h + (0 if self.first_run else BUTTON_H + 10) + PAD
+        hint_h = 0
+        if not self.first_run:
+            hint_h = paragraph_height(self.ctx.fonts, self.ctx.t("language.picker_hint"), 14, self.card.width - 2 * PAD) + 12
+        close_h = 0 if self.first_run else BUTTON_H + 10
+        height = PAD + self._header_h + len(self.ctx.languages) * (56 + 10) + hint_h + close_h + PAD
         self.set_card_height(height)
         y = self.card.top + PAD + self._header_h
         buttons = []
@@ -78,7 +82,8 @@ class LanguagePopup(Popup):
         self._hint_y = y
         if not self.first_run:
             y += hint_h
-            buttons.append(Button(pygame.Rect(self.card.left + PAD, y, self.card.width - 2 * PAD, BUTTON_H), lambda: self.ctx.t("action.close"), self.close, name="close"))
+            buttons.append(Button(pygame.Rect(self.card.left + PAD, y, self.card.width - 2 * PAD, BUTTON_H),
+                                  lambda: self.ctx.t("action.close"), self.close, name="close"))
         self.widgets.set(buttons)
         if self.widgets.focus is None:
             self.widgets.focus_name(f"lang:{current or self.ctx.languages[0]}")
@@ -103,7 +108,9 @@ class LanguagePopup(Popup):
 
 # ----- rules and difficulty ------------------------------------------------------------------------
 
-RULE_KEYS = ("rules.board", "rules.opening", "rules.turn", "rules.numbers", "rules.flags", "rules.lose", "rules.draw_cpu", "rules.keys")
+RULE_KEYS = (
+    "rules.board", "rules.opening", "rules.turn", "rules.numbers", "rules.flags", "rules.lose", "rules.draw_cpu", "rules.keys",
+)
 RULE_ICONS = ("grid", "explore", "restart", "eye", "flag", "mine", "equal", "menu")
 DIFFICULTIES = ("easy", "normal", "hard")
 
@@ -219,7 +226,8 @@ class RulesPopup(Popup):
                 color = palette.OPP if key == "rules.lose" else palette.ME_LIGHT
                 surface.blit(shapes.circle(28, palette.CARD_RAISED), (body.left, y - 3))
                 surface.blit(shapes.icon(icon_name, 18, color), (body.left + 5, y + 2))
-                blit_paragraph(surface, ctx.fonts, ctx.t(key), BODY_SIZE, palette.INK, pygame.Rect(body.left + 36, y, body.width - 36, h + 4))
+                blit_paragraph(surface, ctx.fonts, ctx.t(key), BODY_SIZE, palette.INK,
+                               pygame.Rect(body.left + 36, y, body.width - 36, h + 4))
             y += h + 14
         surface.set_clip(clip)
         if self.max_scroll:
@@ -298,7 +306,8 @@ class ResultPopup(Popup):
         ]
         if self.on_export:
             buttons.append(Button(pygame.Rect(left, y + 2 * (BUTTON_H + 10), inner, 46), lambda: ctx.t("action.export_record"),
-                                  self.on_export, style="ghost", icon="export", icon_color=palette.INK_SOFT, text_size=15, name="export"))
+                                  self.on_export, style="ghost", icon="export", icon_color=palette.INK_SOFT, text_size=15,
+                                  name="export"))
         self._record_y = y + buttons_h + 12
         self.widgets.set(buttons)
         if self.widgets.focus is None:
@@ -375,7 +384,8 @@ class ConfirmPopup(Popup):
         y = self.card.bottom - PAD - BUTTON_H
         half = (inner - 10) // 2
         self.widgets.set([
-            Button(pygame.Rect(self.card.left + PAD, y, half, BUTTON_H), lambda: ctx.t("action.cancel"), self.cancel, name="cancel"),
+            Button(pygame.Rect(self.card.left + PAD, y, half, BUTTON_H), lambda: ctx.t("action.cancel"), self.cancel,
+                   name="cancel"),
             Button(pygame.Rect(self.card.left + PAD + half + 10, y, inner - half - 10, BUTTON_H), lambda: ctx.t(self.confirm_key),
                    self.confirm, style="danger" if self.danger else "primary", name="confirm"),
         ])
@@ -434,8 +444,8 @@ class MenuPopup(Popup):
                                   icon_color=palette.OPP if item.danger else palette.ME_LIGHT, layout="list", name=item.key))
             y += row + 8
         y += 6
-        buttons.append(Button(pygame.Rect(self.card.left + PAD, y, self.card.width - 2 * PAD, BUTTON_H), lambda: ctx.t("action.close"),
-                              self.close, style="ghost", name="close"))
+        buttons.append(Button(pygame.Rect(self.card.left + PAD, y, self.card.width - 2 * PAD, BUTTON_H),
+                              lambda: ctx.t("action.close"), self.close, style="ghost", name="close"))
         self.widgets.set(buttons)
         if self.widgets.focus is None:
             self.widgets.focus = 0
