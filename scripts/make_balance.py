@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 import time
-from datetime import date
+from datetime import datetime
 from itertools import product
 from pathlib import Path
 
@@ -66,11 +66,12 @@ def generated(reports: list[Report], args: argparse.Namespace, elapsed: float) -
     violations = sum(r.tally.violation_count for r in reports)
     first_wins = sum(r.tally.winners[0] for r in reports)
     total = sum(r.games for r in reports)
+    today = datetime.now().astimezone().date()  # the local calendar date, as date.today() gave
     lines = [
         GEN_START,
         "",
         (
-            f"Generated {date.today().isoformat()} by `{COMMAND} --games {args.games} --seed {args.seed}` "
+            f"Generated {today.isoformat()} by `{COMMAND} --games {args.games} --seed {args.seed}` "
             f"({len(reports)} pairings × {games:,} matches = {len(reports) * games:,} matches, "
             f"{elapsed:.0f} s on {args.workers} worker(s)). Pairing `F-S` used the run seed "
             f"`{args.seed}-F-S`; rerun any pairing with `mine-duel simulate --games {games} --first F "

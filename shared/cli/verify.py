@@ -10,6 +10,7 @@ from typing import Any
 
 from mineduel.shared.fairness.verify import EXIT_FAILED, EXIT_INVALID, EXIT_OK, verify_record
 
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="mine-duel verify",

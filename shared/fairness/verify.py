@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mineduel.shared.fairness import commitments as fairness
+from mineduel.shared.fairness.record import InvalidRecord, Record, from_json, is_int, result_json
 from mineduel.shared.rules.engine import ActionType, GameState, Phase, Refusal, Variant
-from mineduel.shared.fairness.record import is_int, InvalidRecord, Record, from_json, result_json
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -170,7 +170,8 @@ def verify_record(data: Any) -> VerifyReport:
     if fairness.commitment(server_seed) == fair["commitment"]:
         checks.append(Check("commitment", True, "SHA3-256(server_seed) equals the published commitment"))
     else:
-        checks.append(Check("commitment", False, "SHA3-256(server_seed) differs from the published commitment: the seed was changed"))
+        checks.append(Check("commitment", False,
+                            "SHA3-256(server_seed) differs from the published commitment: the seed was changed"))
     signature = fairness.round_signature(server_seed, seeds, nonce)
     if "signature" not in fair:
         checks.append(Check("signature", None, "no signature in the record; recomputed from the seeds"))
@@ -187,7 +188,8 @@ def verify_record(data: Any) -> VerifyReport:
         if order[index] == 0:
             checks.append(Check("first_player", True, f"the stream drew join-order seat {index}, which moved first"))
         else:
-            checks.append(Check("first_player", False, f"the stream draws join-order seat {index}, but the other seat moved first"))
+            checks.append(Check("first_player", False,
+                                f"the stream draws join-order seat {index}, but the other seat moved first"))
     else:
         checks.append(Check("first_player", None, "rematch: sides swapped (O14), nothing was drawn"))
 

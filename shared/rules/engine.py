@@ -98,17 +98,17 @@ class GameState:
     """
 
     __slots__ = (
-        "variant",
-        "revealed",
-        "revealed_by0",
-        "mines",
-        "markers",
-        "phase",
-        "to_move",
-        "turn",
-        "marker_used",
         "_outcome",
         "ko_cell",
+        "marker_used",
+        "markers",
+        "mines",
+        "phase",
+        "revealed",
+        "revealed_by0",
+        "to_move",
+        "turn",
+        "variant",
     )
 
     def __init__(self, variant: Variant | str = Variant.CPU) -> None:

@@ -98,9 +98,8 @@ class Action:
     def __post_init__(self) -> None:
         if type(self.seat) is not int or self.seat not in (0, 1):
             raise ValueError(f"seat must be the integer 0 or 1, not {self.seat!r}")
-        if self.type in CELL_ACTIONS:
-            if type(self.cell) is not int or not 0 <= self.cell < CELLS:
-                raise ValueError(f"{self.type} needs a cell 0..63, not {self.cell!r}")
+        if self.type in CELL_ACTIONS and (type(self.cell) is not int or not 0 <= self.cell < CELLS):
+            raise ValueError(f"{self.type} needs a cell 0..63, not {self.cell!r}")
 
 
 @dataclass(frozen=True, slots=True)
