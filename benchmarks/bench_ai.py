@@ -32,9 +32,9 @@ import time
 from itertools import product
 
 from mineduel.shared.ai.cpu import Difficulty, next_step
+from mineduel.shared.cli.simulate import simulate
 from mineduel.shared.rules.engine import ActionType, GameState, Phase, Variant
 from mineduel.shared.rules.views import SeatView
-from mineduel.shared.cli.simulate import simulate
 
 Position = tuple[SeatView, Difficulty, "int | None"]
 

@@ -13,8 +13,8 @@ import random
 import statistics
 import time
 
-from mineduel.shared.rules.engine import Action, ActionType, GameState, Variant
 from mineduel.shared.ai.randomplay import random_legal_action
+from mineduel.shared.rules.engine import Action, ActionType, GameState, Variant
 
 TIMEOUT_RATE = 0.05
 

@@ -25,8 +25,8 @@ import tracemalloc
 from collections.abc import Callable
 
 from mineduel.server.match import LiveMatch
-from mineduel.shared.rules.engine import ActionType, GameState, Variant
 from mineduel.shared.ai.randomplay import random_legal_action
+from mineduel.shared.rules.engine import ActionType, GameState, Variant
 
 TURN_SECONDS = 20.0
 TIMEOUT_RATE = 0.04  # share of steps where the mover lets the deadline run out

@@ -66,6 +66,7 @@ in its own process group, which is killed on interruption; ``--keep`` keeps the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -291,7 +292,7 @@ class Bench:
             stdout, stderr = self.current.communicate(timeout=900)
         except subprocess.TimeoutExpired:
             self.kill_current()
-            raise BenchError(f"{rev.label} {bench}: timed out")
+            raise BenchError(f"{rev.label} {bench}: timed out") from None
         rc = self.current.returncode
         self.current = None
         wall = time.monotonic() - wall0
@@ -300,9 +301,7 @@ class Bench:
             if bench == "engine":
                 figures = parse_engine(stdout)
             elif bench == "server":
-                if json_out is None or not json_out.exists():
-                    raise ValueError("no --json file written")
-                figures = parse_server(json.loads(json_out.read_text()))
+                figures = parse_server(read_json_report(json_out))
             else:
                 figures = parse_client(stdout)
         except (ValueError, KeyError, json.JSONDecodeError) as exc:
@@ -343,10 +342,8 @@ def _renice(nice: int) -> None:
     default), CPU is shared between sessions first and niceness only counts inside a session, so
     the new session's autogroup gets the niceness too."""
     os.nice(nice)
-    try:
+    with contextlib.suppress(OSError):
         Path("/proc/self/autogroup").write_text(f"{nice}\n")
-    except OSError:
-        pass
 
 
 # ----- parsing each script's output ---------------------------------------------------------------
@@ -366,6 +363,13 @@ def parse_engine(stdout: str) -> dict[str, float]:
     if "engine.cpu.games_per_s" not in out or "engine.online.games_per_s" not in out:
         raise ValueError("no 'cpu'/'online' games/s lines")
     return out
+
+
+def read_json_report(path: Path | None) -> Any:
+    """The ``--json`` file bench_server wrote; ValueError when there is none."""
+    if path is None or not path.exists():
+        raise ValueError("no --json file written")
+    return json.loads(path.read_text())
 
 
 def parse_server(data: dict[str, Any]) -> dict[str, float]:
@@ -437,6 +441,12 @@ def fmt(v: float | None, unit: str) -> str:
     return f"{v:.2f}" if abs(v) >= 1 or unit in ("%", "") else f"{v:.3f}"
 
 
+def fmt_range(median: float | None, values: list[float], unit: str) -> str:
+    """One table cell: the median and the (min–max) range, with the unit after the median (none for /s)."""
+    suffix = "" if unit in ("/s", "") else f" {unit}"
+    return f"{fmt(median, unit)}{suffix} ({fmt(min(values), unit)}–{fmt(max(values), unit)})"
+
+
 def summarise(results: dict[str, list[dict[str, Any]]], benches: list[str]) -> list[dict[str, Any]]:
     rows = []
     for bench in benches:
@@ -477,15 +487,14 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "| --- | ---: | ---: | ---: | ---: | :---: |",
     ]
     for r in rows:
-        unit = "" if r["unit"] in ("/s", "") else f" {r['unit']}"
         direction = {True: " ↑", False: " ↓", None: ""}[r["higher_is_better"]]
-        cell = lambda m, vs: f"{fmt(m, r['unit'])}{unit} ({fmt(min(vs), r['unit'])}–{fmt(max(vs), r['unit'])})"  # noqa: E731
         verdict = "–" if r["within_5_percent"] is None else ("yes" if r["within_5_percent"] else "**NO**")
         ratio = "–" if r["ratio"] is None else f"{r['ratio']:.3f}"
         label = r["label"] + ("" if r["gated"] else " *(info)*")
         spread = " / ".join(f"{_spread(r[role]):.0%}" for role in ("base", "head"))
-        out.append(f"| {label}{direction} | {cell(r['base_median'], r['base'])} | {cell(r['head_median'], r['head'])}"
-                   f" | {spread} | {ratio} | {verdict} |")
+        base_cell = fmt_range(r["base_median"], r["base"], r["unit"])
+        head_cell = fmt_range(r["head_median"], r["head"], r["unit"])
+        out.append(f"| {label}{direction} | {base_cell} | {head_cell} | {spread} | {ratio} | {verdict} |")
     gated = [r for r in rows if r["within_5_percent"] is not None]
     failed = [r["label"] for r in gated if not r["within_5_percent"]]
     out += ["", f"↑ higher is better, ↓ lower is better; *spread*: (max − min) / median over the rounds of each "

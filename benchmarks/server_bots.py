@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import orjson
-from twisted.internet import defer, protocol
+from twisted.internet import defer, error, protocol
 from twisted.internet.task import deferLater
 
 from mineduel.server.client import LineClient
@@ -564,7 +564,7 @@ class LoadGen:
         for i in range(0, len(players), batch):
             try:
                 await defer.gatherResults([p.connect() for p in players[i : i + batch]], consumeErrors=True)
-            except Exception as exc:
+            except defer.FirstError as exc:  # gatherResults wraps the first connection's failure
                 self.errors[f"connect:{str(exc)[:60]}"] += 1
 
     async def setup_all(self, pairs: list[Pair], concurrency: int = 100) -> None:
@@ -576,7 +576,7 @@ class LoadGen:
                 pair = queue.pop()
                 try:
                     await pair.setup()
-                except Exception as exc:  # counted; the run goes on with the pairs that made it
+                except Exception as exc:  # noqa: BLE001 - counted; the run goes on with the pairs that made it
                     self.errors[f"setup:{str(exc)[:60]}"] += 1
 
         await defer.gatherResults([defer.ensureDeferred(worker()) for _ in range(concurrency)], consumeErrors=True)
@@ -753,7 +753,7 @@ async def saturation(reactor: Any, server: ServerProcess, cfg: dict[str, Any]) -
     await wait_until(reactor, lambda: all(p.pending is None for p in gen.players()), 10)
     span = b["t"] - a["t"]
     actions = b["accepted"] - a["accepted"]
-    out = {
+    return {
         "mode": "saturation", "matches": cfg["matches"], "connections": 2 * cfg["matches"], "seconds": span,
         "actions": actions, "actions_per_s": actions / span,
         "completed_in_window": b["completed"] - a["completed"],
@@ -769,7 +769,6 @@ async def saturation(reactor: Any, server: ServerProcess, cfg: dict[str, Any]) -
         **rtt_figures(gen.rtts),
         **probe_window(server.probe_lines(), a["t"], b["t"]),
     }
-    return out
 
 
 async def idle_scale(reactor: Any, server: ServerProcess, cfg: dict[str, Any]) -> dict[str, Any]:
@@ -909,7 +908,7 @@ class Pinger:
         reactor.connectTCP("127.0.0.1", self.port, F(), timeout=5)
         try:
             await done
-        except Exception:
+        except error.ConnectError:  # clientConnectionFailed's reason: not listening yet
             return False
         return True
 

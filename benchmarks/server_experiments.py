@@ -66,8 +66,9 @@ def log_slow_commits() -> None:
     """Diagnostic, changes nothing: log every SQLite commit slower than 5 ms (and the restore slices)."""
     import time
 
-    from mineduel.server import storage
     from twisted.logger import Logger
+
+    from mineduel.server import storage
 
     log = Logger(namespace="bench.slow")
     orig = storage.SQLiteStorage.commit
