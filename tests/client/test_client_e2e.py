@@ -7,12 +7,12 @@ import json
 
 import pygame
 import pytest
-from support.client_driver import MY_PLAN, Driver, first_of, move_focus, play_to_the_end
+from support.client_driver import MY_PLAN, Driver, first_of, play_to_the_end
 
 from mineduel.client.scenes.popups import ConfirmPopup, LanguagePopup, MenuPopup, ResultPopup, RulesPopup
 from mineduel.client.ui import palette
 from mineduel.shared.fairness import record
-from mineduel.shared.rules.engine import Phase
+
 
 def close_to(color: tuple[int, int, int], target: tuple[int, int, int], tolerance: int = 24) -> bool:
     return all(abs(a - b) <= tolerance for a, b in zip(color, target, strict=True))

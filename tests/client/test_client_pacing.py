@@ -17,7 +17,7 @@ from mineduel.shared.rules.views import SeatView
 
 def test_step_delay_is_650_ms():
     """AI6: one CPU step every 650 ms."""
-    assert CPU_STEP_DELAY == pytest.approx(0.650)
+    assert pytest.approx(0.650) == CPU_STEP_DELAY
 
 
 def test_countdown_runs_out_after_the_delay():

@@ -88,8 +88,8 @@ def test_at_most_one_popup(started):
 
 def test_result_popup_is_never_dismissed(tmp_path):
     """U2: the result popup survives background clicks and Escape; its buttons work."""
-    from mineduel.client.screenshots import MID_GAME
     from mineduel.client.cpu_match import CpuMatch
+    from mineduel.client.screenshots import MID_GAME
     from mineduel.shared.rules.notation import from_ascii
 
     d = Driver(tmp_path, language="en")

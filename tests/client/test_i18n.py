@@ -226,7 +226,7 @@ def test_translator_fills_placeholders_and_switches_language():
 def test_missing_key_and_placeholder_raise_clearly():
     """An unknown key or a missing placeholder value raises an error naming the key."""
     tr = i18n.Translator("ko")
-    with pytest.raises(i18n.MissingTranslation, match="no_such.key"):
+    with pytest.raises(i18n.MissingTranslation, match=r"no_such\.key"):
         tr.t("no_such.key")
     with pytest.raises(i18n.MissingPlaceholder, match="seconds"):
         tr.t("online.deadline")
@@ -269,7 +269,8 @@ def test_wrap_breaks_cjk_between_characters_but_not_before_closing_punctuation()
     """Japanese and Chinese break between characters, never before 、。 and not inside 1つ."""
     lines = i18n.wrap("オープニング：互いに安全なマスを1つずつ開け、最初の地雷を1つずつ置きます。", 10, len)
     assert lines == ["オープニング：互いに", "安全なマスを1つずつ", "開け、最初の地雷を", "1つずつ置きます。"]
-    assert all(not line.startswith(("、", "。", "，")) for line in i18n.wrap("开局：双方各翻开一个安全格，再各埋下第一颗地雷。", 4, len))
+    chinese = i18n.wrap("开局：双方各翻开一个安全格，再各埋下第一颗地雷。", 4, len)
+    assert all(not line.startswith(("、", "。", "，")) for line in chinese)
 
 
 def test_wrap_breaks_english_and_korean_at_spaces():
@@ -381,7 +382,8 @@ def test_catalog_lookup_matches_pygame_gui(gui):
     params = {"turn": 7, "turns": 7, "duration": "2m 34s", "seconds": 12, "me": 2, "opponent": -1,
               "path": "/tmp/r.json", "error": "disk full", "h": 1, "m": 2, "s": 3, "mm": "02", "ss": "03",
               "row": 3, "col": 5, "cell": "(3, 5)", "level": "Normal",
-              "address": "192.168.1.5:47650", "room": "NYTF23", "detail": "bad_request", "count": 1, "title": "Win", "reason": "KO"}
+              "address": "192.168.1.5:47650", "room": "NYTF23", "detail": "bad_request", "count": 1, "title": "Win",
+              "reason": "KO"}
     for code in i18n.LANGUAGES:
         manager.set_locale(i18n.to_gui_locale(code))
         for key in KEYS:

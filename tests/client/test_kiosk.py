@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pygame
 import pytest
-from support.client_driver import Driver
-from support.client_driver import play_to_the_end
+from support.client_driver import Driver, play_to_the_end
 
 from mineduel.client import kiosk as kiosk_mode
 from mineduel.client.i18n import LANGUAGES
@@ -430,8 +429,8 @@ show_cursor = true
 """)
     config, problems = load_config(path)
     assert problems == []
-    assert config == KioskConfig(120.0, 15.0, ("ja", "en"), "easy", True, Chord(frozenset({"ctrl", "meta"}), "f12"), 3.5, "0420", 1,
-                                 Path("/var/lib/mine-duel/records"), True)
+    assert config == KioskConfig(120.0, 15.0, ("ja", "en"), "easy", True, Chord(frozenset({"ctrl", "meta"}), "f12"), 3.5, "0420",
+                                 1, Path("/var/lib/mine-duel/records"), True)
 
 
 def test_the_shipped_example_config_is_valid():

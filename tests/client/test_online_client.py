@@ -7,26 +7,24 @@ driven one frame at a time with posted pygame events, exactly as the players' cl
 
 from __future__ import annotations
 
-import json
-
 import pygame
 import pytest
 import pytest_twisted
+from support.client_driver import Driver
+from support.harness import oracle_message
 from twisted.internet import protocol as tprotocol
 from twisted.internet.task import Clock, deferLater
 
-from support.client_driver import Driver
 from mineduel.client.net import discover_servers, make_services, start_host, tcp_connector
 from mineduel.client.online_client import Conn, OnlineServices
 from mineduel.client.online_match import OnlineMatch
-from mineduel.client.scenes.online import OnlineScene, parse_address
 from mineduel.client.scenes.game import GameScene as OnlineGameScene
 from mineduel.client.scenes.match_panels import VerifyPopup
+from mineduel.client.scenes.online import OnlineScene, parse_address
 from mineduel.client.tokens import SavedSession, TokenStore
 from mineduel.server.config import Config
 from mineduel.server.service import start_server
 from mineduel.server.storage import SQLiteStorage
-from support.harness import oracle_message
 from mineduel.shared.rules.bitboard import cells
 from mineduel.shared.wire.codec import encode_message, parse_server
 from mineduel.shared.wire.messages import MatchStart, State, Welcome
@@ -45,7 +43,8 @@ class Server:
         self.clock = Clock()
         self.clock.advance(1_700_000_000)
         settings = {"rate_per_second": 1e6, "rate_burst": 1e6, "idle_timeout": 1e6, "ping_interval": 1e6, **config}
-        self.config = Config(host="127.0.0.1", port=0, udp_port=0, db=str(tmp_path / "server.db"), public_host="127.0.0.1", **settings)
+        self.config = Config(host="127.0.0.1", port=0, udp_port=0, db=str(tmp_path / "server.db"), public_host="127.0.0.1",
+                             **settings)
         # The server's storage is given, so it commits on the loop's own thread: the apps run on
         # fake clocks advanced every frame, and a commit on a worker thread (real time, fsync)
         # would let them time out while the reactor spins. The threaded writer has its own tests.
@@ -250,7 +249,7 @@ async def test_ko_then_rematch_with_sides_swapped(tmp_path, server):
         winner.click("verify")
         popup = winner.app.stack.popup
         assert isinstance(popup, VerifyPopup) and popup.report.ok
-        assert [c.name for c in popup.report.checks][0] == "record"
+        assert popup.report.checks[0].name == "record"
         winner.click("close")
         # O14: rematch needs both; the agreement shows on the other side.
         winner.click("rematch")
@@ -364,7 +363,8 @@ async def test_host_on_this_computer_and_find_it_on_the_network(tmp_path):
 
     def host():
         if "info" not in hosted:
-            hosted["info"] = start_host(_reactor(), tmp_path / "a", port=0, udp_port=0, interface="127.0.0.1", public_host="127.0.0.1")
+            hosted["info"] = start_host(_reactor(), tmp_path / "a", port=0, udp_port=0, interface="127.0.0.1",
+                                        public_host="127.0.0.1")
         return hosted["info"]
 
     a = Player(tmp_path, "a", start_host=host)
@@ -406,7 +406,8 @@ class _FakeServer(tprotocol.Protocol):
 @pytest_twisted.ensureDeferred
 @pytest.mark.parametrize("kind", ["unreachable", "other_version", "garbage", "server_stops"])
 async def test_bad_servers_give_a_message_and_a_way_back(tmp_path, server, kind):
-    """Robustness: unreachable, another protocol version, garbage, a server closing mid-match: a message and Back, never a traceback."""
+    """Robustness: unreachable, another protocol version, garbage, a server closing mid-match: a message and Back,
+    never a traceback."""
     port = server.port
     listening = None
     expected = {"unreachable": "Can't reach the server", "other_version": "This version doesn't match the server. Please update.",
@@ -429,7 +430,10 @@ async def test_bad_servers_give_a_message_and_a_way_back(tmp_path, server, kind)
         port = probe.getHost().port
         await probe.stopListening()
     else:
-        reply = encode_message(Welcome(2, "v2", "2.0", 0.0, 8192, 20.0, 40.0, 5.0, 15.0, 20.0, 120.0)) if kind == "other_version" else b"\x00not json at all\n"
+        if kind == "other_version":
+            reply = encode_message(Welcome(2, "v2", "2.0", 0.0, 8192, 20.0, 40.0, 5.0, 15.0, 20.0, 120.0))
+        else:
+            reply = b"\x00not json at all\n"
         listening = await _listen(reply)
         port = listening.getHost().port
     a = Player(tmp_path, "a")
@@ -515,7 +519,8 @@ def test_connect_to_parses_host_and_port(text, expected):
 
 
 def test_deadline_is_mapped_to_the_local_clock_at_receipt():
-    """U6/O6: seconds left = deadline.at - server_time of the same message, counted on the local clock; pausing changes nothing (U7)."""
+    """U6/O6: seconds left = deadline.at - server_time of the same message, counted on the local clock;
+    pausing changes nothing (U7)."""
     now = [50.0]
     start = parse_server({"type": "match_start", "room": "ABCDEF", "match_id": "0123456789abcdef", "seat": 0, "first": "me",
                           "first_player_rule": "draw", "commitment": "c", "client_seeds": ["a", "b"], "my_seed_index": 0,
@@ -563,7 +568,13 @@ def test_five_pings_repaint_no_pixel_and_rebuild_no_hidden_page(tmp_path):
         assert client is lobby.client
         pings = []
         heard = client.connection.link_message
-        client.connection.link_message = lambda link, msg: (pings.append(msg) if isinstance(msg, Ping) else None, heard(link, msg))[1]
+
+        def keeping_pings(link, msg):
+            if isinstance(msg, Ping):
+                pings.append(msg)
+            return heard(link, msg)
+
+        client.connection.link_message = keeping_pings
         painted: list[int] = []
         render = d.app.render
 
