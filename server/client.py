@@ -23,7 +23,7 @@ fields the typed requests cannot hold::
 
     created = await client.request("create_room", name="Bot")    # -> {"type": "room_created", ...}
     state = await client.wait_for("state")
-    view = protocol.view_from_state(state)
+    view = board.view_of(m.State.parse(state))                    # the typed class reads it again
 
 Every received message is kept (``typed`` and, at the same index, ``messages``) unless the
 client is built with ``keep=False`` (bots that only listen); :meth:`LineClient.wait_for` hands

@@ -21,7 +21,7 @@ from mineduel.shared.wire.messages import Board, Result, Reveal, State
 # spelled cell by cell: each row of 8 cells is one byte of a mask, and a table built once here
 # turns the byte (or a pair of bytes, as a base-3 number) into the row's 8-character string.
 # The strings are shared, not built per message. benchmarks/bench_views.py measures this
-# against the per-cell loops it replaced; tests/test_views_fast.py checks the two agree.
+# against the per-cell loops it replaced; tests/shared/test_views_fast.py checks the two agree.
 
 _ROW_SLICES = tuple(slice(s, s + COLS) for s in range(0, CELLS, COLS))
 
