@@ -31,27 +31,6 @@ NOT_YET_STRICT: frozenset[str] = frozenset({
 
 NOT_YET_RUFF_CLEAN: frozenset[str] = frozenset({
     # Files (paths from the repository root) where `ruff check` still finds something.
-    "tests/reliability/test_reliability_report.py",
-    "tests/reliability/test_server_faults.py",
-    "tests/reliability/test_server_fuzz.py",
-    "tests/server/test_server_commits.py",
-    "tests/server/test_server_match_history.py",
-    "tests/server/test_server_storage.py",
-    "tests/shared/test_ai.py",
-    "tests/shared/test_ai_statistics.py",
-    "tests/shared/test_engine_properties.py",
-    "tests/shared/test_replay.py",
-    "tests/shared/test_rules_actions.py",
-    "tests/shared/test_rules_board.py",
-    "tests/shared/test_rules_cpu_endings.py",
-    "tests/shared/test_rules_flow.py",
-    "tests/shared/test_rules_online.py",
-    "tests/shared/test_verify.py",
-    "tests/shared/test_views.py",
-    "tests/shared/test_wire_messages.py",
-    "tests/support/strategies.py",
-    "tools/crash_campaign.py",
-    "tools/reliability_report.py",
 })
 
 CLIENT_TWISTED_MODULES: frozenset[str] = frozenset({

@@ -32,11 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     sys.path[:0] = [str(TESTS), str(TESTS / "reliability")]  # support.* and the suite itself
-    from twisted.internet import defer, reactor
-
-    from twisted.python.failure import Failure
-
     import test_server_crash as crash
+    from twisted.internet import defer, reactor
+    from twisted.python.failure import Failure
 
     outcome: dict[str, Any] = {}
 

@@ -72,7 +72,7 @@ def _number(value: float) -> str:
 
 def render(scale: int, counts: dict[str, int], by_suite: dict[str, list[tuple[str, float, str]]], took: float) -> str:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    today = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d")
+    today = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
     passed = counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"]
     lines = [
         BEGIN,

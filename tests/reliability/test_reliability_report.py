@@ -6,7 +6,6 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-
 from support import reliability
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +48,8 @@ def test_a_failed_run_leaves_the_document_alone(tmp_path, monkeypatch):
     doc = tmp_path / "RELIABILITY.md"
     original = f"{tool.BEGIN}\nold\n{tool.END}\n"
     doc.write_text(original, encoding="utf-8")
-    monkeypatch.setattr(tool, "run_suites", lambda scale, extra: ({"tests": 3, "failures": 1, "errors": 0, "skipped": 0}, [], 1.0))
+    failed = {"tests": 3, "failures": 1, "errors": 0, "skipped": 0}
+    monkeypatch.setattr(tool, "run_suites", lambda scale, extra: (failed, [], 1.0))
     assert tool.main(["--doc", str(doc)]) == 1
     assert doc.read_text(encoding="utf-8") == original
 

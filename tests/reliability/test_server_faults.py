@@ -22,16 +22,18 @@ import time
 from pathlib import Path
 
 import pytest
+from support.harness import Harness, oracle_message
+from support.reliability import record_figure
 
 from mineduel.server.clock import SteadyClock
 from mineduel.server.storage import SQLiteStorage
-from support.harness import Harness, oracle_message
 from mineduel.shared.fairness.verify import verify_record
-from support.reliability import record_figure
 
 pytestmark = pytest.mark.reliability
 
-FAKETIME_LIBS = sorted(glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1") + glob.glob("/usr/local/lib/faketime/libfaketimeMT.so.1"))
+FAKETIME_LIBS = sorted(
+    glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1") + glob.glob("/usr/local/lib/faketime/libfaketimeMT.so.1")
+)
 
 
 # ----- the steady clock --------------------------------------------------------------------------

@@ -690,7 +690,9 @@ class Campaign:
     def _snapshot(self) -> dict[str, Any]:
         rooms = self.server.rooms
         out: dict[str, Any] = {
-            "greeted": sorted(pid for pid, conn in self.server.handle.core.conns.items() if conn.greeted and pid not in self.bot_peers),
+            "greeted": sorted(
+                pid for pid, conn in self.server.handle.core.conns.items() if conn.greeted and pid not in self.bot_peers
+            ),
             "seated": sorted(
                 (pid, room.code, seat.sid) for pid, (room, seat) in rooms.peer_seat.items() if pid not in self.bot_peers
             ),
@@ -747,7 +749,9 @@ def check_reply(expect: Expect, msgs: list[dict[str, Any]], where: str) -> dict[
 
 
 # ----- running a campaign next to the bots -------------------------------------------------------
-async def run_campaign(tmp_path: Path, fuzz: Callable[[Campaign], dict[str, int]], pace_every: int) -> tuple[Campaign, dict[str, int]]:
+async def run_campaign(
+    tmp_path: Path, fuzz: Callable[[Campaign], dict[str, int]], pace_every: int
+) -> tuple[Campaign, dict[str, int]]:
     """Run ``fuzz`` in a worker thread while the bots play; then every check the module names."""
     entropy = RoutedEntropy(SEED)
     with LogWatch() as watch:
@@ -1267,7 +1271,8 @@ def play_seated_fields(c: Campaign, witness: str, players: tuple[Wire, Wire], rn
                     before = c.state()
                     msgs = mover.request(msg)
                     c.count(1)
-                    check_reply(Expect("error", frozenset({"bad_request"}), echoed_id(as_server_reads(msg)), kind), msgs, repr(msg))
+                    expect = Expect("error", frozenset({"bad_request"}), echoed_id(as_server_reads(msg)), kind)
+                    check_reply(expect, msgs, repr(msg))
                     c.codes.add("bad_request")
                     c.assert_unchanged(before, msg)
         move = rng.choice(legal_moves_of(state))
@@ -1533,7 +1538,8 @@ def make_machine(c: Campaign, witness: str, witness_match: str, tally: dict[str,
                              frozenset({"room_not_found"}), "no such room"))
             out.append(Wrong("s", {"type": "resume", "room": code, "token": "f" * 64}, frozenset({"bad_token"}), "wrong token"))
             for token in self.old_tokens:
-                out.append(Wrong("s", {"type": "resume", "room": code, "token": token}, frozenset({"bad_token"}), "token of a seat that left"))
+                resume = {"type": "resume", "room": code, "token": token}
+                out.append(Wrong("s", resume, frozenset({"bad_token"}), "token of a seat that left"))
             out.append(Wrong("s", {"type": "get_record", "match_id": "0" * 16}, frozenset({"not_found"}), "no such record"))
             if "b" in self.wires:
                 out.append(Wrong("s", {"type": "join", "room": code}, frozenset({"room_full"}), "full room"))
@@ -1577,7 +1583,8 @@ def make_machine(c: Campaign, witness: str, witness_match: str, tally: dict[str,
             out.append(Wrong(role, {"type": "ready"}, frozenset({"match_running"}), "match in progress"))
             out.append(Wrong(role, {"type": "leave"}, frozenset({"match_running"}), "match in progress"))
             out.append(Wrong(role, {"type": "rematch"}, frozenset({"not_finished"}), "match in progress"))
-            out.append(Wrong(role, {"type": "get_record", "match_id": state["match_id"]}, frozenset({"not_finished"}), "match in progress"))
+            get_record = {"type": "get_record", "match_id": state["match_id"]}
+            out.append(Wrong(role, get_record, frozenset({"not_finished"}), "match in progress"))
             if state["to_move"] != "me":
                 for kind in MATCH_ACTIONS:
                     msg = {"type": kind, **({"cell": [5, 5]} if kind in CELL_ACTIONS else {})}
@@ -1603,7 +1610,8 @@ def make_machine(c: Campaign, witness: str, witness_match: str, tally: dict[str,
             if phase in ("explore", "plant", "end_wait"):
                 for cell in cells_of(view.revealed)[:1]:
                     out.append(Wrong(role, {"type": "flag", "cell": cell}, frozenset({"revealed"}), "flag an open cell"))
-                    out.append(Wrong(role, {"type": "unflag", "cell": cell}, frozenset({"no_marker"}), "unflag an open cell (A4)"))
+                    unflag = {"type": "unflag", "cell": cell}
+                    out.append(Wrong(role, unflag, frozenset({"no_marker"}), "unflag an open cell (A4)"))
                 for cell in cells_of(closed & (view.my_markers | view.opponent_markers))[:1]:
                     out.append(Wrong(role, {"type": "flag", "cell": cell}, frozenset({"marked"}), "second marker"))
                 for cell in cells_of(closed & ~(view.my_markers | view.opponent_markers))[:1]:

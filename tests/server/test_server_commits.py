@@ -13,7 +13,9 @@ import json
 
 import pytest
 import pytest_twisted
-from twisted.internet import defer, protocol as tprotocol, task
+from support.harness import Harness, RecordingOutbox, oracle_message
+from twisted.internet import defer, task
+from twisted.internet import protocol as tprotocol
 
 from mineduel.server.commits import CommitQueue
 from mineduel.server.config import Config
@@ -22,7 +24,6 @@ from mineduel.server.net import LineProtocol
 from mineduel.server.service import start_server
 from mineduel.server.session import PING_SLICES
 from mineduel.server.storage import MemoryStorage, Write
-from support.harness import Harness, RecordingOutbox, oracle_message
 from mineduel.shared.wire.messages import Ok, Pong
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+
 from mineduel.server.match import (
     OPENING,
     LiveMatch,
@@ -26,10 +27,10 @@ from mineduel.server.match import (
     advanced_stream,
     draw_first,
 )
-from mineduel.shared.fairness import commitments as fairness
-from mineduel.shared.rules.engine import Action, ActionType, GameState, Refusal, Variant
 from mineduel.shared.ai.randomplay import random_legal_action
+from mineduel.shared.fairness import commitments as fairness
 from mineduel.shared.fairness.record import FORMAT, action_json, from_json, result_json
+from mineduel.shared.rules.engine import CELL_ACTIONS, Action, ActionType, GameState, Refusal, Variant
 
 RandBytes = Callable[[int], bytes]
 
@@ -162,7 +163,9 @@ class OldMatch:
             "fairness": self.fairness_json(reveal=True),
             "times": {
                 "started": round(self.started_wall, 3),
-                "ended": round(self.ended_wall if self.ended_wall is not None else self.started_wall + (self.ended - self.started), 3),
+                "ended": round(
+                    self.ended_wall if self.ended_wall is not None else self.started_wall + (self.ended - self.started), 3
+                ),
                 "elapsed": round(self.ended - self.started, 3),
                 "turns": self.state.turn,
                 "clock_started": round(self.started, 3),
@@ -228,7 +231,10 @@ def same_match(new: LiveMatch, old: OldMatch, room: str = "ROOM42") -> None:
     same(new.salts, old.salts)
     same(new.commitments, old.commitments)
     same(new.transcript, old.transcript)
-    same((new.deadline, new.ended, new.ended_wall, new.stream.consumed), (old.deadline, old.ended, old.ended_wall, old.stream.consumed))
+    same(
+        (new.deadline, new.ended, new.ended_wall, new.stream.consumed),
+        (old.deadline, old.ended, old.ended_wall, old.stream.consumed),
+    )
     same(new.fairness_json(reveal=False), old.fairness_json(reveal=False))
     same(new.fairness_json(reveal=True), old.fairness_json(reveal=True))
     same(new.to_blob(), old.to_blob())
@@ -311,7 +317,7 @@ class Pair:
             self.both(lambda m, rb: m.expire(deadline, rb))
         elif roll < 0.2:  # refused: a random action, usually illegal (wrong seat, taken cell, ...)
             kind = rng.choice(list(ActionType))
-            cell = rng.randrange(64) if kind in (ActionType.EXPLORE, ActionType.PLANT, ActionType.FLAG, ActionType.UNFLAG) else None
+            cell = rng.randrange(64) if kind in CELL_ACTIONS else None
             action = Action(rng.randrange(2), kind, cell)
             auto = rng.random() < 0.5
             self.both(lambda m, rb: m.apply(action, at=at, randbytes=rb, auto=auto))
@@ -441,7 +447,10 @@ def test_history_costs_few_bytes_per_action() -> None:
         actions = from_json({"format": FORMAT, "variant": "online", "actions": entries}).actions
         salts = iter(_play_salts(entries))
         inputs.append([
-            (action, e["at"], e.get("auto") is True, (next(salts), e["commitment"], e["transcript"]) if "commitment" in e else None)
+            (
+                action, e["at"], e.get("auto") is True,
+                (next(salts), e["commitment"], e["transcript"]) if "commitment" in e else None,
+            )
             for action, e in zip(actions, entries, strict=True)
         ])
     total = sum(len(steps) for steps in inputs)

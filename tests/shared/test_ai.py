@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from mineduel.shared.cli import simulate as sim
 from mineduel.shared.ai.cpu import (
     EASY_MISJUDGMENT,
     HARD_MISJUDGMENT,
@@ -31,10 +30,11 @@ from mineduel.shared.ai.cpu import (
     classify,
     next_step,
 )
+from mineduel.shared.cli import simulate as sim
 from mineduel.shared.rules.bitboard import FULL, NEIGHBOURS, cell_of, cells, mask_of, neighbourhood
 from mineduel.shared.rules.engine import Action, ActionType, GameState, Phase, Reason, Refusal, Variant
-from mineduel.shared.rules.views import SeatView
 from mineduel.shared.rules.notation import from_ascii
+from mineduel.shared.rules.views import SeatView
 
 CPU = 1
 HUMAN = 0
@@ -126,7 +126,7 @@ def reference_classify(view: SeatView) -> tuple[set[int], set[int], set[int]]:
         for cell in range(64):
             if not view.revealed >> cell & 1:
                 continue
-            around = {n for n in cells(NEIGHBOURS[cell])}
+            around = set(cells(NEIGHBOURS[cell]))
             left = view.numbers[cell] - len(around & mine)
             open_ = (around & unrevealed) - mine - safe
             if not open_:

@@ -19,7 +19,6 @@ from collections.abc import Sequence
 import pytest
 from scipy.stats import chisquare
 
-from mineduel.shared.cli import simulate as sim
 from mineduel.shared.ai.cpu import (
     MARKER_RATE,
     MISJUDGMENT_RATE,
@@ -29,11 +28,12 @@ from mineduel.shared.ai.cpu import (
     StepKind,
     next_step,
 )
+from mineduel.shared.cli import simulate as sim
+from mineduel.shared.fairness.commitments import FairStream, round_signature
 from mineduel.shared.rules.bitboard import NEIGHBOURS, cell_of, cells, neighbourhood
 from mineduel.shared.rules.engine import Action, ActionType, GameState, Phase, Variant
-from mineduel.shared.rules.views import SeatView
-from mineduel.shared.fairness.commitments import FairStream, round_signature
 from mineduel.shared.rules.notation import from_ascii
+from mineduel.shared.rules.views import SeatView
 
 ALPHA = 0.01
 SAMPLES = 20_000

@@ -25,9 +25,12 @@ import random
 from typing import Any
 
 import pytest
-from support import reference_rules as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import reference_rules as ref
+from support.strategies import RandomChooser, draw_style, legal_games, legal_move, records
+
+from mineduel.shared.fairness.record import from_json
 from mineduel.shared.rules.bitboard import cells
 from mineduel.shared.rules.engine import (
     NORMAL_PHASES,
@@ -39,8 +42,6 @@ from mineduel.shared.rules.engine import (
     Variant,
 )
 from mineduel.shared.rules.events import MatchEnded, seen_by
-from mineduel.shared.fairness.record import from_json
-from support.strategies import RandomChooser, draw_style, legal_games, legal_move, records
 
 PROPS = settings(
     derandomize=True,

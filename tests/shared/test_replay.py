@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import reference_rules as ref
 from hypothesis import HealthCheck, given, settings
-from mineduel.shared.fairness import record
-from mineduel.shared.rules.engine import Action, ActionType, GameState, Refusal, Variant
-from mineduel.shared.fairness.record import InvalidRecord, cells_json, result_json
-from mineduel.shared.cli.replay import replay_text
+from support import reference_rules as ref
 from support.strategies import RandomChooser, draw_style, legal_move, random_records, records
+
+from mineduel.shared.cli.replay import replay_text
+from mineduel.shared.fairness import record
+from mineduel.shared.fairness.record import InvalidRecord, cells_json, result_json
+from mineduel.shared.rules.engine import Action, ActionType, GameState, Refusal, Variant
 
 FORMAT = "mine-duel-record/1"
 STEP_KEYS = {"ok", "phase", "to_move", "turn"}
@@ -59,7 +60,7 @@ def same(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
     if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     return bool(a == b)
@@ -76,7 +77,7 @@ def differences(engine: dict[str, Any], oracle: dict[str, Any]) -> tuple[list[st
     e_steps, o_steps = engine["steps"], oracle["steps"]
     if len(e_steps) != len(o_steps):
         problems.append(f"{len(e_steps)} steps, expected {len(o_steps)}")
-    for i, (e, o) in enumerate(zip(e_steps, o_steps)):
+    for i, (e, o) in enumerate(zip(e_steps, o_steps, strict=False)):  # a length difference is reported above
         expected_keys = STEP_KEYS | ({"error"} if not o["ok"] else set())
         if set(e) != expected_keys:
             problems.append(f"step {i}: keys {sorted(e)}, expected {sorted(expected_keys)}")
@@ -99,7 +100,7 @@ def differences(engine: dict[str, Any], oracle: dict[str, Any]) -> tuple[list[st
         problems.append(f"result keys {sorted(engine['result'])}")
     if len(engine["cells"]) != 64:
         problems.append(f"{len(engine['cells'])} cells")
-    for i, (e, o) in enumerate(zip(engine["cells"], oracle["cells"])):
+    for i, (e, o) in enumerate(zip(engine["cells"], oracle["cells"], strict=False)):  # counted above
         if set(e) != CELL_KEYS:
             problems.append(f"cell {divmod(i, 8)}: keys {sorted(e)}")
         for key in ("revealed", "by", "number", "marker", "mines"):
@@ -194,7 +195,7 @@ def test_differences_detects_every_kind_of_mismatch() -> None:
 def test_oracle_corpus_pass_matches_plain_oracle_replay() -> None:
     """The step-by-step oracle pass used below equals reference_rules.replay_record on a sample."""
     outputs, _ = oracle_corpus()
-    for rec, out in list(zip(seeded_records(), outputs))[::50]:
+    for rec, out in list(zip(seeded_records(), outputs, strict=True))[::50]:
         assert out == ref.replay_record(rec)
 
 
@@ -202,7 +203,7 @@ def test_differential_seeded_records_agree_field_by_field() -> None:
     """2,000 seeded records (both variants, refusals, every ending) replay identically in engine and oracle."""
     observed: set[tuple[str, str]] = set()
     outputs, _ = oracle_corpus()
-    for rec, oracle in zip(seeded_records(), outputs):
+    for rec, oracle in zip(seeded_records(), outputs, strict=True):
         engine = replay_text(json.dumps(rec))
         problems, codes = differences(engine, oracle)
         if problems:
@@ -219,7 +220,7 @@ def test_differential_corpus_covers_every_ending_and_refusal() -> None:
     """The seeded corpus holds every RECORD.md reason, unfinished matches, and every kind of refusal."""
     reasons: set[tuple[str, str | None]] = set()
     errors: set[str] = set()
-    for rec, out in zip(seeded_records(), oracle_corpus()[0]):
+    for rec, out in zip(seeded_records(), oracle_corpus()[0], strict=True):
         reasons.add((rec["variant"], out["result"]["reason"]))
         errors |= {step["error"] for step in out["steps"] if not step["ok"]}
     expected = {("cpu", r) for r in ("ko", "all_flagged", "no_explorable", "no_plantable", None)}

@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 from support import reference_rules as ref
+from support.rule_helpers import at
+
+from mineduel.shared.fairness.record import cells_json
 from mineduel.shared.rules.bitboard import NEIGHBOURS, cell_of, cells, mask_of
 from mineduel.shared.rules.engine import (
     Action,
@@ -21,8 +24,6 @@ from mineduel.shared.rules.engine import (
     Variant,
 )
 from mineduel.shared.rules.notation import from_ascii, to_ascii
-from mineduel.shared.fairness.record import cells_json
-from support.rule_helpers import at
 
 
 def explore(seat: int, row: int, col: int) -> Action:

@@ -7,6 +7,8 @@ the two or three closed cells written out in the test.
 from __future__ import annotations
 
 import pytest
+from support.rule_helpers import act, at
+
 from mineduel.shared.rules.engine import (
     Action,
     ActionType,
@@ -17,7 +19,6 @@ from mineduel.shared.rules.engine import (
     Variant,
 )
 from mineduel.shared.rules.notation import from_ascii
-from support.rule_helpers import act, at
 
 
 def endgame(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from support.rule_helpers import act, at
+
 from mineduel.shared.rules.engine import (
     ActionType,
     GameState,
@@ -12,7 +14,6 @@ from mineduel.shared.rules.engine import (
     Variant,
 )
 from mineduel.shared.rules.notation import from_ascii
-from support.rule_helpers import act, at
 
 VARIANTS = [Variant.CPU, Variant.ONLINE]
 END_TURN = ActionType.END_TURN

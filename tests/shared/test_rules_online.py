@@ -8,6 +8,8 @@ server's random source as a ``Picker``, and the rules about rooms, tokens and re
 from __future__ import annotations
 
 import pytest
+from support.rule_helpers import act, at
+
 from mineduel.shared.rules.bitboard import cells, nth_cell
 from mineduel.shared.rules.engine import (
     Action,
@@ -19,7 +21,6 @@ from mineduel.shared.rules.engine import (
     Variant,
 )
 from mineduel.shared.rules.notation import from_ascii
-from support.rule_helpers import act, at
 
 ONLINE = Variant.ONLINE
 

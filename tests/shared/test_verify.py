@@ -6,10 +6,10 @@ import copy
 import json
 
 import pytest
-
 from support.harness import Harness, play_to_score_end
-from mineduel.shared.fairness import commitments as fairness
+
 from mineduel.shared.cli.verify import main
+from mineduel.shared.fairness import commitments as fairness
 from mineduel.shared.fairness.verify import CHECK_NAMES, verify_record
 
 

@@ -6,6 +6,8 @@ import dataclasses
 import json
 
 import pytest
+from support.rule_helpers import act, at
+
 from mineduel.shared.rules.engine import (
     Action,
     ActionType,
@@ -14,9 +16,8 @@ from mineduel.shared.rules.engine import (
     Refusal,
     Variant,
 )
-from mineduel.shared.rules.views import SeatView
 from mineduel.shared.rules.notation import from_ascii
-from support.rule_helpers import act, at
+from mineduel.shared.rules.views import SeatView
 
 VARIANTS = [Variant.CPU, Variant.ONLINE]
 

@@ -9,12 +9,12 @@ are refused with ``BadMessage``, and each request reads back from its own wire f
 from __future__ import annotations
 
 import pytest
+from support.wire_scenarios import load_golden
 
 from mineduel.shared.wire import codec
 from mineduel.shared.wire import messages as m
 from mineduel.shared.wire.board import board_of, view_of
 from mineduel.shared.wire.names import ClientType
-from support.wire_scenarios import load_golden
 
 LINES = sorted({line.rstrip("\n") for capture in load_golden().values() for lines in capture.values() for line in lines})
 
@@ -23,7 +23,8 @@ def test_the_capture_holds_every_server_message_type() -> None:
     kinds = {codec.decode(line)["type"] for line in LINES}
     # The heartbeat ``ping`` runs on its own loop, which the captured sessions never start.
     assert kinds | {"ping"} == set(m.SERVER_MESSAGES)
-    assert codec.encode_message(codec.decode_server('{"type":"ping","server_time":1.5}')) == b'{"type":"ping","server_time":1.5}\n'
+    ping = '{"type":"ping","server_time":1.5}'
+    assert codec.encode_message(codec.decode_server(ping)) == ping.encode() + b"\n"
 
 
 @pytest.mark.parametrize("line", LINES[:: max(1, len(LINES) // 40)])
@@ -117,6 +118,7 @@ def test_a_bots_legal_requests_are_the_engines_legal_actions() -> None:
             seat = state.to_move
             assert seat is not None
             engine = [(a.type.value, a.cell) for a in state.legal_actions()]
-            assert sorted(engine, key=str) == sorted(((r.type.value, r.cell) for r in bots.legal_moves(state.view(seat))), key=str)
+            requests = [(r.type.value, r.cell) for r in bots.legal_moves(state.view(seat))]
+            assert sorted(engine, key=str) == sorted(requests, key=str)
             assert bots.legal_moves(state.view(1 - seat)) == []
             state.apply(random_legal_action(state, rng))

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from hypothesis import strategies as st
+
 from support.reference_rules import (
     ALL_CELLS,
     ALL_TYPES,
