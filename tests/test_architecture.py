@@ -1,8 +1,7 @@
 """The import arrows of STYLE.md, strict typing and the lint rules, checked on every run.
 
-Gates with a shrinking allowlist (``NOT_YET_...``) fail both ways: a finding outside the list
-fails, and so does a listed file that has become clean (take it off the list), so a list can
-only get shorter.
+mypy --strict over shared/, server/ and client/ and ruff over the repository must find nothing:
+there is no allowlist.
 """
 
 from __future__ import annotations
@@ -23,15 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 STDLIB = sys.stdlib_module_names
 
-# ----- allowlists (each may only shrink) ----------------------------------------------------------
-
-NOT_YET_STRICT: frozenset[str] = frozenset({
-    # Modules (paths from the repository root) where mypy --strict still finds errors.
-})
-
-NOT_YET_RUFF_CLEAN: frozenset[str] = frozenset({
-    # Files (paths from the repository root) where `ruff check` still finds something.
-})
+# ----- what may import what ----------------------------------------------------------------------------
 
 CLIENT_TWISTED_MODULES: frozenset[str] = frozenset({
     "client/net.py",  # the network/session layer
@@ -92,8 +83,7 @@ def mypy_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]
     together, once: ``path -> its error lines``.
 
     The editable install maps the packages with an import hook mypy cannot follow, so mypy checks a
-    copy laid out as the installed package. Every module is checked (a listed one is still imported
-    by the others), and its errors are then held against :data:`NOT_YET_STRICT`. The copy keeps the
+    copy laid out as the installed package, all three packages in one run. The copy keeps the
     files' times and mypy sees relative paths, so the cache in the temp folder stays valid between runs.
     """
     stage = tmp_path_factory.mktemp("typecheck")
@@ -117,16 +107,9 @@ def mypy_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]
 
 @pytest.mark.parametrize("folder", TYPED_FOLDERS)
 def test_strictly_typed(folder: str, mypy_errors: dict[str, list[str]]) -> None:
-    """mypy --strict finds nothing in shared/, server/ or client/ (STYLE.md: full typing), but in
-    the modules still listed in :data:`NOT_YET_STRICT`."""
-    found = [line for path, lines in sorted(mypy_errors.items())
-             if path.startswith(f"{folder}/") and path not in NOT_YET_STRICT for line in lines]
+    """mypy --strict finds nothing in shared/, server/ or client/ (STYLE.md: full typing)."""
+    found = [line for path, lines in sorted(mypy_errors.items()) if path.startswith(f"{folder}/") for line in lines]
     assert found == [], "\n".join(found)
-
-
-def test_not_yet_strict_only_shrinks(mypy_errors: dict[str, list[str]]) -> None:
-    """A module listed in NOT_YET_STRICT that mypy now passes (or that is gone) comes off the list."""
-    assert {path for path in NOT_YET_STRICT if path not in mypy_errors} == set()
 
 
 # ----- lint ------------------------------------------------------------------------------------------
@@ -147,14 +130,9 @@ def ruff_findings() -> dict[str, list[str]]:
 
 
 def test_ruff_is_clean(ruff_findings: dict[str, list[str]]) -> None:
-    """``ruff check`` finds nothing, but in the files still listed in :data:`NOT_YET_RUFF_CLEAN`."""
-    found = [line for path, lines in sorted(ruff_findings.items()) if path not in NOT_YET_RUFF_CLEAN for line in lines]
+    """``ruff check`` over the repository finds nothing (pyproject's [tool.ruff], a reason per ignored rule)."""
+    found = [line for _path, lines in sorted(ruff_findings.items()) for line in lines]
     assert found == [], "\n".join(found)
-
-
-def test_not_yet_ruff_clean_only_shrinks(ruff_findings: dict[str, list[str]]) -> None:
-    """A file listed in NOT_YET_RUFF_CLEAN that ruff now passes (or that is gone) comes off the list."""
-    assert {path for path in NOT_YET_RUFF_CLEAN if path not in ruff_findings} == set()
 
 
 # ----- what the client may import --------------------------------------------------------------------
