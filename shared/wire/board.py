@@ -159,14 +159,30 @@ def _octal(mask: int) -> int:
 # Reading server messages (client side) ----------------------------------------------------
 
 
+_BITS_OF: dict[str, dict[int, int]] = {}
+"""Per set of characters, the ``str.translate`` table that spells a layer as bits ('1' where set)."""
+
+
 def mask_of(rows: Sequence[str], chars: str) -> int:
-    """The cells of a layer holding one of ``chars``."""
-    mask = 0
-    for r, line in enumerate(rows):
-        for c, ch in enumerate(line):
-            if ch in chars:
-                mask |= 1 << (r * COLS + c)
-    return mask
+    """The cells of a layer holding one of ``chars`` (cell 0 is the first character of row 0).
+
+    The 64 characters become '0'/'1' through one ``translate`` and are read as a base-2 number,
+    reversed so that cell 0 is the lowest bit: no Python loop per cell (bots and the client read
+    every ``state``). Rows must be 8 characters each (``messages.Board.parse`` checks that).
+    """
+    table = _BITS_OF.get(chars)
+    if table is None:
+        table = _BITS_OF[chars] = {c: ord("1") if chr(c) in chars else ord("0") for c in range(128)}
+    bits = "".join(rows).translate(table)
+    return int(bits[::-1], 2) if bits else 0
+
+
+_NUMBER_OF = {ord("."): None}
+
+
+def numbers_of(rows: Sequence[str]) -> tuple[int, ...]:
+    """The ``numbers`` layer as the engine's per-cell tuple: ``-1`` closed, ``0``-``8`` open (B4)."""
+    return tuple(-1 if ch == "." else ord(ch) - 48 for ch in "".join(rows))
 
 
 def outcome_of(result: Result, me: int) -> Outcome:
@@ -192,7 +208,7 @@ def view_of(state: State) -> SeatView:
         turn=state.turn,
         revealed=mask_of(board.numbers, "012345678"),
         revealed_by_me=mask_of(board.opened_by, "m"),
-        numbers=tuple(-1 if ch == "." else int(ch) for line in board.numbers for ch in line),
+        numbers=numbers_of(board.numbers),
         my_mines=mask_of(board.my_mines, "x"),
         my_markers=mask_of(board.markers, "m"),
         opponent_markers=mask_of(board.markers, "o"),
