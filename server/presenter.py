@@ -111,13 +111,16 @@ def state(match: LiveMatch, me: int, now: float, events: Sequence[m.SeenAction])
     to_move = view.to_move
     deadline = view.deadline
     outcome = view.outcome
+    # Positional, in the field order of m.State (match_id, seq, seat, phase, to_move, turn,
+    # quota_left, deadline, server_time, board, transcript, events, result): a keyword call costs
+    # more, twice per action.
     return m.State(
-        match_id=match.id, seq=match.seq, seat=me, phase=view.phase._value_,
-        to_move=None if to_move is None else "me" if to_move == me else "opponent",
-        turn=view.turn, quota_left=view.quota_left,
-        deadline=None if deadline is None else m.Deadline(round(deadline, 3), round(max(0.0, deadline - now), 3)),
-        server_time=round(now, 3), board=board_of(view), transcript=match.transcript, events=events,
-        result=None if outcome is None else result(outcome, me),
+        match.id, match.seq, me, view.phase._value_,
+        None if to_move is None else "me" if to_move == me else "opponent",
+        view.turn, view.quota_left,
+        None if deadline is None else m.Deadline(round(deadline, 3), round(max(0.0, deadline - now), 3)),
+        round(now, 3), board_of(view), match.transcript, events,
+        None if outcome is None else result(outcome, me),
     )
 
 

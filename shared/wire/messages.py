@@ -660,7 +660,7 @@ class State:
     result: Result | None
 
     def wire(self) -> Json:
-        deadline, result = self.deadline, self.result
+        deadline, result, board = self.deadline, self.result, self.board
         return {
             "type": "state",
             "match_id": self.match_id,
@@ -672,7 +672,9 @@ class State:
             "quota_left": self.quota_left,
             "deadline": None if deadline is None else {"at": deadline.at, "left": deadline.left},
             "server_time": self.server_time,
-            "board": self.board.wire(),
+            "board": {  # Board.wire() written out: two per action
+                "numbers": board.numbers, "opened_by": board.opened_by, "markers": board.markers, "my_mines": board.my_mines,
+            },
             "transcript": self.transcript,
             "events": [e.wire() for e in self.events],
             "result": None if result is None else result.wire(),
