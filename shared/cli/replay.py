@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from mineduel.shared.cli.inputs import read_input
 from mineduel.shared.fairness.record import InvalidRecord, cells_json, loads, result_json, run
 
 EXIT_INVALID = 2
@@ -31,11 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("file", help="the record file, or - for standard input")
     args = parser.parse_args(argv)
     try:
-        if args.file == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(args.file, "rb") as handle:
-                data = handle.read()
+        data = read_input(args.file)
     except OSError as exc:
         print(f"mine-duel replay: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_INVALID

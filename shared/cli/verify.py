@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from mineduel.shared.cli.inputs import read_input
 from mineduel.shared.fairness.verify import EXIT_FAILED, EXIT_INVALID, EXIT_OK, verify_record
 
 
@@ -21,11 +22,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
     args = parser.parse_args(argv)
     try:
-        if args.record == "-":
-            text = sys.stdin.buffer.read()
-        else:
-            with open(args.record, "rb") as handle:
-                text = handle.read()
+        text = read_input(args.record)
     except OSError as exc:
         print(f"mine-duel verify: cannot read {args.record}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_INVALID
