@@ -17,9 +17,8 @@ from mineduel.server.effects import Effects, Env
 from mineduel.server.match import LiveMatch
 from mineduel.shared.fairness import commitments as fairness
 from mineduel.shared.rules.engine import Outcome
-from mineduel.shared.rules.views import seat_result
 from mineduel.shared.wire import messages as m
-from mineduel.shared.wire.board import board_of, reveal_of
+from mineduel.shared.wire.board import board_of, result_of, reveal_of
 from mineduel.shared.wire.links import invite_link
 
 if TYPE_CHECKING:
@@ -27,14 +26,8 @@ if TYPE_CHECKING:
 
 
 def result(outcome: Outcome, me: int) -> m.Result:
-    """The seat-relative result (C4, O9–O12), from the engine's one rule."""
-    seen = seat_result(outcome, me)
-    scores = seen.scores
-    return m.Result(
-        seen.outcome._value_,
-        seen.winner,
-        seen.reason._value_, None if scores is None else m.Scores(scores[0], scores[1]),
-    )
+    """The seat-relative result (C4, O9–O12): ``board.result_of``, shared with the verifier."""
+    return result_of(outcome, me)
 
 
 def seat_info(seat: Seat | None, now: float) -> m.SeatInfo | None:

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 from mineduel.shared.rules.bitboard import CELLS, COLS
 from mineduel.shared.rules.engine import Outcome, Phase, Reason, Variant
-from mineduel.shared.rules.views import FinalReveal, SeatView
-from mineduel.shared.wire.messages import Board, Result, Reveal, State
+from mineduel.shared.rules.views import FinalReveal, SeatView, seat_result
+from mineduel.shared.wire.messages import Board, Result, Reveal, Scores, State
 
 # Board layers ------------------------------------------------------------------------------
 # The server builds two ``state`` messages after every accepted action, so a layer is not
@@ -118,6 +118,21 @@ def board_of(view: SeatView) -> Board:
         _mo_layer(by_me, revealed & ~by_me),
         _mo_layer(mine, view.opponent_markers & ~mine),
         _layer(view.my_mines),
+    )
+
+
+def result_of(outcome: Outcome, me: int) -> Result:
+    """The seat-relative result the server sends (C4, O9–O12), from the engine's one rule.
+
+    The server's ``state.result`` and ``match_end.result``, and what a verifier recomputes from a
+    record to compare with what a player was shown (``fairness.verify``'s ``end_shown``).
+    """
+    seen = seat_result(outcome, me)
+    scores = seen.scores
+    return Result(
+        seen.outcome._value_,
+        seen.winner,
+        seen.reason._value_, None if scores is None else Scores(scores[0], scores[1]),
     )
 
 
