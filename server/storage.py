@@ -20,6 +20,7 @@ leads to are on disk together, before anyone is told about them.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +84,35 @@ def _dumps(value: Any) -> str:
 _loads = orjson.loads
 
 
+def create_private(path: Path) -> None:
+    """Create the database's missing folders (0700) and, if it does not exist, the database file
+    itself (0600, empty: SQLite takes an empty file as an empty database): readable by its owner only.
+
+    The database holds every running match's secrets (the server seed, the planted mines and
+    their salts: docs/SECURITY.md), so nobody else on the machine may read it, hosted in the game
+    or dedicated. SQLite creates its companions (``-wal``, ``-shm``, ``-journal``) with the
+    database file's mode, so they are 0600 too. Folders and files that already exist are left as
+    they are (the operator chose them).
+    """
+    missing: list[Path] = []
+    folder = path.parent
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for made in reversed(missing):
+        try:
+            os.mkdir(made, 0o700)
+        except FileExistsError:  # made meanwhile by someone else: theirs
+            continue
+        os.chmod(made, 0o700)  # the umask may have taken bits of the owner's
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+    os.chmod(path, 0o600)
+
+
 class SQLiteStorage:
     """SQLite in WAL mode; ``synchronous=FULL`` so a commit survives power loss too."""
 
@@ -96,7 +126,7 @@ class SQLiteStorage:
 
     def _open(self, path: str | Path, synchronous: str) -> None:
         if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            create_private(Path(path))
         self.path = str(path)
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -271,4 +301,4 @@ def check_storage(storage: object) -> Storage:
     return storage  # type: ignore[return-value]
 
 
-__all__ = ["MemoryStorage", "SQLiteStorage", "Storage", "Write", "check_storage"]
+__all__ = ["MemoryStorage", "SQLiteStorage", "Storage", "Write", "check_storage", "create_private"]
