@@ -393,14 +393,15 @@ def host_server(reactor: Any, **config: Any) -> Any:
     """Start a whole server in this reactor (*Host on this computer*); returns its ``ServerHandle``.
 
     ``config`` are :class:`~mineduel.server.config.Config` fields. If ``port`` is taken, any free
-    port is used instead (another server on this machine).
+    port is used instead (another server on this machine). Its ``welcome`` says ``referee: "player"``
+    (unless ``config`` says otherwise): the joining player is told that the host's computer referees.
     """
     from twisted.internet.error import CannotListenError
 
     from mineduel.server.config import Config
     from mineduel.server.service import open_storage, start_server
 
-    settings = Config(**config)
+    settings = Config(**{"referee": "player", **config})
     storage = open_storage(settings)
     try:
         return start_server(reactor, settings, storage=storage)

@@ -40,6 +40,9 @@ class Config:
     name: str = "MINE DUEL server"
     version: str = SERVER_VERSION
     public_host: str | None = None  # host written into invite links; default: the address dialled
+    # Who referees, said in ``welcome`` (server.referee): "player" for a server a game client starts
+    # (Host on this computer: the host's computer holds both players' mines); None for a dedicated one.
+    referee: str | None = None
     # Rules timing (RULES.md O4, O5, O12) — change only for tests.
     turn_seconds: float = names.TURN_SECONDS
     grace_seconds: float = names.GRACE_SECONDS

@@ -485,5 +485,5 @@ class ServerCore:
         self.commits.send_now(conn.info.id, m.Welcome(
             PROTOCOL_VERSION, config.name, config.version, round(self.rooms.now(), 3), config.max_line,
             config.rate_per_second, config.rate_burst, config.ping_interval, config.idle_timeout,
-            config.turn_seconds, config.grace_seconds, hello.id,
+            config.turn_seconds, config.grace_seconds, hello.id, config.referee,
         ))

@@ -189,7 +189,21 @@ class LobbyPainter:
         commit_rect = pygame.Rect(LEFT, self.lobby.ys["commit_y"], INNER, 84)
         canvas.blit(shapes.rounded(commit_rect.size, 14, palette.PANEL), commit_rect)
         self._commitment(canvas, "" if room is None else room.next_commitment, commit_rect.inflate(-28, -20))
-        self.lobby.ys["notice_y"] = commit_rect.bottom + 10
+        y = commit_rect.bottom + 10
+        if self.lobby.refereed_by_host():
+            y = self._referee(canvas, y) + 10
+        self.lobby.ys["notice_y"] = y
+
+    def _referee(self, canvas: pygame.Surface, y: int) -> int:
+        """Issue 14: a server started by another player's game referees the match; say so, plainly."""
+        fonts = self.lobby.ctx.fonts
+        text = self.lobby.ctx.t("online.referee_host")
+        h = paragraph_height(fonts, text, 14, INNER - 52)
+        rect = pygame.Rect(LEFT, y, INNER, h + 20)
+        canvas.blit(shapes.rounded(rect.size, 12, palette.CARD, 1, palette.CARD_BORDER), rect)
+        canvas.blit(shapes.icon("eye", 18, palette.ME_LIGHT), (rect.left + 12, rect.top + 10))
+        blit_paragraph(canvas, fonts, text, 14, palette.INK, pygame.Rect(rect.left + 40, rect.top + 10, INNER - 52, h + 4))
+        return rect.bottom
 
     def _draw_connecting(self, canvas: pygame.Surface) -> None:
         c = self.lobby.client

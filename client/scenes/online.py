@@ -9,7 +9,8 @@ One scene with pages chosen from the :class:`~mineduel.client.online_client.Onli
 * **room** — a room seen through a link (``peek``) with its Join button: opening a link never seats
   anyone (O1);
 * **waiting** — the waiting room: the code, the invite link and Copy link, both seats with their
-  connection and ready state, Ready, the fairness commitment of the next match (R1), Leave;
+  connection and ready state, Ready, the fairness commitment of the next match (R1), on a server
+  another player's game hosts the sentence that the host's computer referees, Leave;
 * **connecting / reconnecting / error** — what is happening, and always a way back.
 
 A language selector sits at the top of every page (U5: with nothing saved the screen is Korean).
@@ -384,6 +385,12 @@ class OnlineScene(Scene):
                 return "room"
             return "server"
         return "home"
+
+    def refereed_by_host(self) -> bool:
+        """The server was started by another player's game (``welcome`` says ``referee: "player"``):
+        the joining player is told that the host's computer referees (issue 14). Not said to the host."""
+        c = self.client
+        return c is not None and self.hosting is None and c.welcome is not None and c.welcome.referee == "player"
 
     def notice(self) -> tuple[str, dict[str, object]] | None:
         if self.local_notice is not None:

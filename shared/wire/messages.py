@@ -388,12 +388,18 @@ class Welcome:
     turn_seconds: float
     grace_seconds: float
     id: RequestId | None = None
+    # Who referees: "player" for a server started by a game client's "Host on this computer" (the
+    # host's computer keeps both players' mines); absent (None) for a dedicated server.
+    referee: str | None = None
 
     def wire(self) -> Json:
+        server: Json = {"name": self.server_name, "version": self.server_version}
+        if self.referee is not None:
+            server["referee"] = self.referee
         return _with_id({
             "type": "welcome",
             "protocol": self.protocol,
-            "server": {"name": self.server_name, "version": self.server_version},
+            "server": server,
             "server_time": self.server_time,
             "limits": {
                 "max_line": self.max_line,
@@ -410,10 +416,17 @@ class Welcome:
         server, limits, rules = _object(obj, "server"), _object(obj, "limits"), _object(obj, "rules")
         return cls(
             _int(obj, "protocol"), _str(server, "name", limit=256), _str(server, "version", limit=64),
-            _number(obj, "server_time"), _int(limits, "max_line"), _number(limits, "messages_per_second"),
-            _number(limits, "burst"), _number(limits, "ping_interval"), _number(limits, "idle_timeout"),
-            _number(rules, "turn_seconds"), _number(rules, "grace_seconds"), _rid(obj),
+            _number(obj, "server_time"), _int(limits, "max_line", 1), _positive(limits, "messages_per_second", RATE_MAX),
+            _positive(limits, "burst", RATE_MAX), _positive(limits, "ping_interval"), _positive(limits, "idle_timeout"),
+            _positive(rules, "turn_seconds"), _positive(rules, "grace_seconds"), _rid(obj),
+            _referee(server),
         )
+
+
+def _referee(server: Mapping[str, Any]) -> str | None:
+    """``welcome.server.referee``, optional and read leniently: anything but a short string is no referee."""
+    value = server.get("referee")
+    return value if isinstance(value, str) and 0 < len(value) <= 32 else None
 
 
 @_fast_init

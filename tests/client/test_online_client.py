@@ -219,6 +219,7 @@ async def test_ko_then_rematch_with_sides_swapped(tmp_path, server):
     """O1–O3, O7, O13–O14, U6, E1–E2: lobby, link, Ready, a match to KO, the result panel, View board, verify, rematch swapped."""
     a, b = await seated_pair(tmp_path, server)
     try:
+        assert a.client.welcome.referee is None and not b.lobby.refereed_by_host()  # a dedicated server
         commitment = a.client.room.next_commitment
         await start_match(a, b)
         assert a.match.start.commitment == commitment  # the match uses the seed committed in the waiting room (R1)
@@ -389,6 +390,9 @@ async def test_host_on_this_computer_and_find_it_on_the_network(tmp_path):
         b.type_into(b.lobby.code_field, a.client.room_code.lower())
         b.click("join_code")
         await pump(lambda: b.lobby.page == "waiting" and a.client.room is not None and a.client.room.opponent is not None, a, b)
+        # Issue 14: the hosted server says a player referees; the joining player is told, the host is not.
+        assert b.client.welcome.referee == "player" and b.lobby.refereed_by_host()
+        assert not a.lobby.refereed_by_host()
     finally:
         close_all(*(p for p in (a, b) if p is not None))
         if "info" in hosted:
