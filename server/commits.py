@@ -80,7 +80,7 @@ class Request:
     staged: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class Held:
     """A message (``None``: close the connection) waiting for its batch's commit."""
 
@@ -248,8 +248,10 @@ class CommitQueue:
         self._staging().rooms[code] = room
 
     def stage_actions(self, match_id: str, first_seq: int, entries: list[Blob]) -> None:
-        batch = self._staging()
-        batch.actions.extend((match_id, first_seq + i, e) for i, e in enumerate(entries))
+        actions = self._staging().actions
+        for entry in entries:  # a loop, not extend() over a generator: usually one entry, per action
+            actions.append((match_id, first_seq, entry))
+            first_seq += 1
 
     def stage_drop(self, match_id: str) -> None:
         """Forget a match's actions; any of them still waiting in this batch go too."""
@@ -277,7 +279,9 @@ class CommitQueue:
 
     # ----- output (the Outbox interface) -------------------------------------------------------
     def send(self, peer: int, message: ServerMessage) -> None:
-        if self.batch or self.inflight is not None or self.batch.held:
+        batch = self.batch
+        # ``held`` first: once one message waits, the rest of the turn's do without Batch.__bool__.
+        if batch.held or self.inflight is not None or batch:
             self._hold(peer, message)
         else:
             self.outbox.send(peer, message)
@@ -298,8 +302,9 @@ class CommitQueue:
             self.outbox.close(peer)
 
     def _hold(self, peer: int, message: ServerMessage | None) -> None:
-        self.batch.held.append(Held(peer, message, self.request))
-        self.batch.held_peers.add(peer)
+        batch = self.batch
+        batch.held.append(Held(peer, message, self.request))
+        batch.held_peers.add(peer)
 
     def deliver(self, held: list[Held]) -> None:
         """Send held messages now, in order (also used by ``on_failure`` for the ones it keeps)."""

@@ -103,8 +103,12 @@ class Effects:
 
     def touch(self, room: Room) -> None:
         """Note who sits in ``room`` before this operation changes it."""
-        if room.code not in self.touched:
-            self.touched[room.code] = {s.sid: s.peer for s in room.seats}
+        touched = self.touched
+        if room.code not in touched:
+            noted: dict[int, int | None] = {}
+            for s in room.seats:  # a loop, not a dict comprehension (its own frame): once per request
+                noted[s.sid] = s.peer
+            touched[room.code] = noted
 
     def rearm(self, room: Room, not_before: float | None = None) -> None:
         """Keep ``room``'s timer at its next deadline once the effects are performed."""

@@ -310,7 +310,9 @@ class LiveMatch:
     @property
     def seq(self) -> int:
         """Number of record actions so far; the next action's index."""
-        return len(self.history)
+        # The packed array's length: len() of the history itself calls back into Python
+        # (MatchHistory.__len__), and seq is read several times per action.
+        return len(self.history._at)
 
     @property
     def actions(self) -> list[RecordEntry]:
@@ -482,14 +484,15 @@ class LiveMatch:
             "stream_used": self.stream.consumed,
         }
 
-    def stored_rows(self, entries: list[RecordEntry]) -> list[Blob]:
+    def stored_rows(self, entries: list[RecordEntry], first: int | None = None) -> list[Blob]:
         """The last ``entries`` as storage rows: each plant with its salt, the last row with the
         match's clock state after them (``ROW_STATE``), so an action needs no room rewrite.
 
         Rows never reach a client (only storage reads them): a salt shown before the end would
         let the opponent find the mine's cell from its commitment.
         """
-        first = self.seq - len(entries)
+        if first is None:  # the seq of entries[0]; the caller usually has it already
+            first = self.seq - len(entries)
         rows = []
         for offset, entry in enumerate(entries):
             row = dict(entry)

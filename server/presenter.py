@@ -99,20 +99,37 @@ def match_start(room: Room, me: int) -> m.MatchStart:
 
 
 def state(match: LiveMatch, me: int, now: float, events: Sequence[m.SeenAction]) -> m.State:
-    """Seat ``me``'s whole view after a change, from its ``SeatView`` only (two per action: lean)."""
+    """Seat ``me``'s whole view after a change, from its ``SeatView`` only."""
+    deadline = match.deadline
+    return _state(match, me, match.seq, _deadline(deadline, now), round(now, 3), events)
+
+
+def _deadline(deadline: float | None, now: float) -> m.Deadline | None:
+    """``Deadline.of``: the time and the seconds left (never negative), rounded as the wire shows them."""
+    if deadline is None:
+        return None
+    left = deadline - now
+    return m.Deadline(round(deadline, 3), round(left, 3) if left > 0.0 else 0.0)
+
+
+def _state(
+    match: LiveMatch, me: int, seq: int, deadline: m.Deadline | None, server_time: float,
+    events: Sequence[m.SeenAction],
+) -> m.State:
+    """``state`` with what both seats' messages share given (two per action: lean).
+
+    ``deadline`` is ``match.deadline`` as the wire shows it (the view's own ``deadline``).
+    """
     view = match.state.view(me, match.deadline)
     to_move = view.to_move
-    deadline = view.deadline
     outcome = view.outcome
     # Positional, in the field order of m.State (match_id, seq, seat, phase, to_move, turn,
     # quota_left, deadline, server_time, board, transcript, events, result): a keyword call costs
     # more, twice per action.
     return m.State(
-        match.id, match.seq, me, view.phase._value_,
+        match.id, seq, me, view.phase._value_,
         None if to_move is None else "me" if to_move == me else "opponent",
-        view.turn, view.quota_left,
-        None if deadline is None else m.Deadline(round(deadline, 3), round(max(0.0, deadline - now), 3)),
-        round(now, 3), board_of(view), match.transcript, events,
+        view.turn, view.quota_left, deadline, server_time, board_of(view), match.transcript, events,
         None if outcome is None else result(outcome, me),
     )
 
@@ -139,11 +156,17 @@ def match_update(room_: Room, count: int, env: Env, fx: Effects, record: m.Recor
         return
     seq = match.seq
     seen = match.history.seen
+    # Built once for both seats (the same values): the deadline, the server time.
+    now = env.now
+    deadline = _deadline(match.deadline, now)
+    server_time = round(now, 3)
+    first = seq - count
     for rs in (0, 1):
         peer = pair[rs].peer
         if peer is not None:
-            fx.send(peer, state(match, rs, env.now, [seen(i, rs) for i in range(seq - count, seq)]))
-    if match.over:
+            events = [seen(first, rs)] if count == 1 else [seen(i, rs) for i in range(first, seq)]
+            fx.send(peer, _state(match, rs, seq, deadline, server_time, events))
+    if match.state.over:
         for rs in (0, 1):
             peer = pair[rs].peer
             if peer is not None:

@@ -104,10 +104,17 @@ class Room:
         """The seats of the current match, by record seat, if both are still seated."""
         if self.match is None:
             return None
-        try:
-            return self.room_seat(0), self.room_seat(1)
-        except KeyError:
+        # One pass over the (at most two) seats: this runs twice per action (timer, messages).
+        first, second = self.match.players
+        a = b = None
+        for seat in self.seats:
+            if seat.sid == first:
+                a = seat
+            elif seat.sid == second:
+                b = seat
+        if a is None or b is None:
             return None
+        return a, b
 
     def room_seat(self, record_seat: int) -> Seat:
         assert self.match is not None
@@ -123,22 +130,29 @@ class Room:
     def next_deadline(self) -> float | None:
         """The room's next deadline (turn or grace), if its match runs."""
         match = self.match
-        if match is None or match.over or self.match_seats() is None:
+        if match is None or match.state.over or self.match_seats() is None:
             return None
         at = match.deadline
         for seat in self.seats:
-            if seat.grace is not None and seat.expired is None and (at is None or seat.grace < at):
-                at = seat.grace
+            grace = seat.grace
+            if grace is not None and seat.expired is None and (at is None or grace < at):
+                at = grace
         return at
 
     def due(self, now: float) -> bool:
         """Whether any deadline of the match is due by ``now`` (cheap: before every request)."""
         match = self.match
-        if match is None or match.over:
+        if match is None or match.state.over:
             return False
-        if match.deadline is not None and match.deadline <= now + EPS:
+        by = now + EPS
+        deadline = match.deadline
+        if deadline is not None and deadline <= by:
             return True
-        return any(s.grace is not None and s.expired is None and s.grace <= now + EPS for s in self.seats)
+        # A loop, not any() over a generator (its own frame): this runs before every request.
+        for s in self.seats:  # noqa: SIM110
+            if s.grace is not None and s.expired is None and s.grace <= by:
+                return True
+        return False
 
     def to_blob(self) -> Blob:  # serialised at the commit
         return {
@@ -398,18 +412,23 @@ class Room:
         """
         match = self.match
         record = None
-        if entries and match is not None and match.over:
+        writes = fx.writes
+        over = match is not None and match.state.over  # read once: nothing below ends the match
+        if entries and over:
+            assert match is not None
             match.ended_wall = env.wall
             for s in self.seats:
                 s.clear_away()
             seats_changed = True
-        for match_id in drop or ():
-            fx.writes.append(DropActions(match_id))
+        if drop:
+            for match_id in drop:
+                writes.append(DropActions(match_id))
         if seats_changed or not entries or match is None:
-            fx.writes.append(StoreRoom(self.code, self))
+            writes.append(StoreRoom(self.code, self))
         if entries and match is not None:
-            fx.writes.append(StoreActions(match.id, match.seq - len(entries), match.stored_rows(entries)))
-            if match.over:
+            first = match.seq - len(entries)
+            writes.append(StoreActions(match.id, first, match.stored_rows(entries, first)))
+            if over:
                 record = match.record(room=self.code)
                 fx.writes.append(StoreResult(match.id, self.code, match.ended or env.now, orjson.dumps(record).decode()))
                 outcome = match.state.outcome()

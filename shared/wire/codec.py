@@ -161,7 +161,7 @@ def match_id(value: Any, field: str = "match_id") -> str:
 def cell(msg: Mapping[str, Any]) -> int:
     """``cell`` as ``[row, col]`` (0-based, B1) → the cell index ``row*8+col``."""
     value = msg.get("cell")
-    if not (isinstance(value, list) and len(value) == 2 and all(is_int(v) for v in value)):
+    if not (isinstance(value, list) and len(value) == 2 and is_int(value[0]) and is_int(value[1])):
         raise bad("'cell' must be [row, col] with integers 0-7")
     row, col = int(value[0]), int(value[1])
     if not (0 <= row < ROWS and 0 <= col < COLS):
@@ -226,6 +226,9 @@ def parse_request(kind: ClientType, msg: Mapping[str, Any]) -> m.ClientMessage:
     Unknown fields are ignored (§1). A room code is not checked here: it is a credential (step 7).
     """
     rid = request_id(msg)
+    if kind in ACTION_TYPES:  # first: nearly every request is a match action
+        where = cell(msg) if kind in CELL_TYPES else None
+        return m.MatchAction(kind, where, _optional_match_id(msg), optional_seq(msg), rid)
     if kind is ClientType.PING:
         return m.PingRequest(rid)
     if kind is ClientType.PONG:
@@ -247,9 +250,6 @@ def parse_request(kind: ClientType, msg: Mapping[str, Any]) -> m.ClientMessage:
         return m.Ready(ready, client_seed(msg), rid)
     if kind is ClientType.LEAVE:
         return m.Leave(rid)
-    if kind in ACTION_TYPES:
-        where = cell(msg) if kind in CELL_TYPES else None
-        return m.MatchAction(kind, where, _optional_match_id(msg), optional_seq(msg), rid)
     if kind is ClientType.RESIGN:
         return m.Resign(_optional_match_id(msg), rid)
     if kind is ClientType.REMATCH:

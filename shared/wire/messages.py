@@ -689,7 +689,7 @@ class State:
                 "numbers": board.numbers, "opened_by": board.opened_by, "markers": board.markers, "my_mines": board.my_mines,
             },
             "transcript": self.transcript,
-            "events": [e.wire() for e in self.events],
+            "events": list(map(SeenAction.wire, self.events)),  # no comprehension frame: two per action
             "result": None if result is None else result.wire(),
         }
 
