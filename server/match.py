@@ -4,6 +4,14 @@ No clock, no sockets, no storage: times arrive as arguments and entropy as a ``r
 function, so the room logic (``room.py``) decides *when* things happen and this module only
 what they do. Every accepted step becomes a record action (RECORD.md); plants are committed
 (R3b) as they happen; every random choice comes from the match's :class:`FairStream` (R1, R2).
+
+Fairness version 2 (R3c, ``shared/fairness/transcript.py``): every accepted action, with its
+time and the deadline it leaves in force, is folded into the whole-match transcript (one SHA3 per
+action), whose hash every ``state`` carries. Its times are the server clock rounded to the
+millisecond as the record writes them (the start, each ``at``, each deadline ``at + turn``), so
+the record, the transcript and the server's own deadlines agree exactly. A match restored from
+a database written by an older server (no ``version`` in its blob) stays version 1 — the plant
+chain, unrounded deadlines — exactly as that server would have finished it.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from typing import Any, TypeAlias, overload
 
 from mineduel.server.storage import Blob
 from mineduel.shared.fairness import commitments as fairness
+from mineduel.shared.fairness import transcript as whole
 from mineduel.shared.fairness.record import FORMAT, action_json, result_json
 from mineduel.shared.rules.bitboard import CELLS, COLS
 from mineduel.shared.rules.engine import (
@@ -27,7 +36,7 @@ from mineduel.shared.rules.engine import (
     Refusal,
     Variant,
 )
-from mineduel.shared.rules.events import restarts_deadline, shows_cell
+from mineduel.shared.rules.events import Events, restarts_deadline, shows_cell
 from mineduel.shared.wire.messages import RecordJson, SeenAction
 
 RandBytes = Callable[[int], bytes]
@@ -38,7 +47,10 @@ RecordEntry: TypeAlias = dict[str, Any]
 OPENING = (Phase.OPEN_EXPLORE, Phase.OPEN_PLANT)
 ROW_SALT = "salt"  # storage rows only: a plant's salt
 ROW_STATE = "match"  # storage rows only: deadline, stream position and end after the row
-FAIRNESS_VERSION = 1
+NEW_MATCH_VERSION = 1
+"""The fairness version of a match started now (``LiveMatch.start``)."""
+FAIRNESS_VERSIONS = (1, 2)
+"""1: the plant chain only (R3b; matches an older server started); 2: the whole-match transcript (R3c)."""
 
 
 def draw_first(stream: fairness.FairStream) -> int:
@@ -63,6 +75,11 @@ assert len(_KINDS) <= _KIND_MASK
 
 _CELL_PAIRS = tuple((cell // COLS, cell % COLS) for cell in range(CELLS))
 """``[row, col]`` of every cell, shared by every event shown (a tuple is the same JSON array)."""
+
+_TARGET_OF_CELL = tuple(whole.target_of("explore", cell, None) for cell in range(CELLS))
+"""The transcript's ``target`` of a cell action (``transcript.target_of``), per cell: no formatting per action."""
+_CELL_TARGETED = frozenset({ActionType.EXPLORE, ActionType.FLAG, ActionType.UNFLAG})
+"""The kinds whose ``target`` is their cell (a plant's is its commitment, the others' ``-``)."""
 
 
 def seen_entry(entry: RecordEntry, seq: int, me: int) -> SeenAction:  # a record entry kept verbatim
@@ -283,16 +300,32 @@ class LiveMatch:
     names: tuple[str, str] = ("", "")  # by record seat
     state: GameState = field(default_factory=lambda: GameState(Variant.ONLINE))
     history: MatchHistory = field(default_factory=MatchHistory)  # the record actions, packed
-    transcript: str = ""
+    transcript: str = ""  # v1: the plant chain (R3b); v2: the whole-match transcript h_seq (R3c)
     deadline: float | None = None
     ended: float | None = None
     ended_wall: float | None = None
+    version: int = 1  # fairness version (FAIRNESS_VERSIONS); start() gives NEW_MATCH_VERSION
+    previous: str | None = None  # v2: the room's previous match's final transcript (a rematch), else None
+    deadline_ms: int | None = None  # v2: the transcript's deadline in force (ms), None once over
+    turn_ms: int = 0  # v2: turn_seconds in the transcript's milliseconds
     stream: fairness.FairStream = field(init=False)
 
     def __post_init__(self) -> None:
+        if self.version not in FAIRNESS_VERSIONS:
+            raise ValueError(f"match {self.id}: unknown fairness version {self.version!r}")
         self.stream = fairness.FairStream(self.signature)
-        if not self.transcript:
+        if not self.transcript and self.version == 1:
             self.transcript = fairness.transcript_start(self.id)
+
+    def _open_transcript(self) -> None:
+        """v2: ``h_0`` and the first deadline (R3c), once the seats and the clock are known."""
+        self.turn_ms = whole.millis(self.turn_seconds)
+        start_ms = whole.millis(self.started)
+        self.transcript = whole.match_start(
+            self.id, self.commitment, self.client_seeds, self.number, self.first_rule, self.join_order,
+            self.turn_ms, start_ms, self.previous,
+        )
+        self.deadline_ms = start_ms + self.turn_ms
 
     # ----- derived ---------------------------------------------------------------------
     @property
@@ -347,8 +380,18 @@ class LiveMatch:
         wall: float,
         turn_seconds: float,
         names_by_sid: dict[int, str] | None = None,
+        previous: str | None = None,
+        version: int | None = None,
     ) -> LiveMatch:
-        """A new match; ``first_sid`` ``None`` draws the first player from the stream (O3)."""
+        """A new match; ``first_sid`` ``None`` draws the first player from the stream (O3).
+
+        ``previous`` is the final transcript of the room's previous match for a rematch (O14),
+        ``None`` otherwise; ``version`` defaults to :data:`NEW_MATCH_VERSION`. Version 2 starts
+        the clock at ``now`` rounded to the millisecond and a turn of whole milliseconds.
+        """
+        version = NEW_MATCH_VERSION if version is None else version
+        if version == 2:
+            now, turn_seconds = round(now, 3), round(turn_seconds, 3)
         a, b = seats_in_join_order
         match = cls(
             id=match_id,
@@ -361,6 +404,8 @@ class LiveMatch:
             started=now,
             started_wall=wall,
             turn_seconds=turn_seconds,
+            version=version,
+            previous=previous if version == 2 else None,
         )
         if first_sid is None:
             first_sid = seats_in_join_order[draw_first(match.stream)]
@@ -371,6 +416,8 @@ class LiveMatch:
         names = names_by_sid or {}
         match.names = (names.get(match.players[0], ""), names.get(match.players[1], ""))
         match.deadline = now + turn_seconds  # O4: the first opening action
+        if version == 2:
+            match._open_transcript()
         return match
 
     # ----- changing ------------------------------------------------------------------------
@@ -382,7 +429,19 @@ class LiveMatch:
         if isinstance(events, Refusal):
             return events
         plant = None
-        if action.type is ActionType.PLANT:
+        if self.version == 2:
+            at = round(at, 3)  # the record's time: the transcript and the deadlines use it too
+            seq = self.seq
+            commitment = None
+            if action.type is ActionType.PLANT:
+                assert action.cell is not None
+                salt = fairness.new_salt(randbytes)
+                commitment = fairness.mine_commitment(salt, self.id, seq, action.seat, action.cell)
+            transcript = self._fold(seq, action, events, at, auto, commitment)
+            if commitment is not None:
+                plant = (salt, commitment, transcript)
+            return [self.history.add(action, at, auto, plant)]
+        if action.type is ActionType.PLANT:  # version 1: the plant chain, deadlines from the unrounded time
             assert action.cell is not None
             salt = fairness.new_salt(randbytes)
             commitment = fairness.mine_commitment(salt, self.id, self.seq, action.seat, action.cell)
@@ -395,6 +454,31 @@ class LiveMatch:
         elif restarts_deadline(events):
             self.deadline = at + self.turn_seconds  # O4 next opening step / O5 a new turn
         return [entry]
+
+    def _fold(
+        self, seq: int, action: Action, events: Events, at: float, auto: bool, commitment: str | None
+    ) -> str:
+        """v2 (R3c): the deadline after accepted action ``seq`` (at ``at``, already rounded), then
+        ``h_(seq+1)``: the new transcript, also returned. One SHA3, nothing per seat."""
+        at_ms = round(at * 1000)  # transcript.millis, inline: once per action
+        if self.state.over:
+            self.deadline = self.deadline_ms = None
+            self.ended = at
+        elif restarts_deadline(events):
+            self.deadline = at + self.turn_seconds  # O4 next opening step / O5 a new turn
+            self.deadline_ms = at_ms + self.turn_ms
+        kind = action.type
+        if commitment is not None:
+            target = commitment
+        elif kind in _CELL_TARGETED:
+            assert action.cell is not None
+            target = _TARGET_OF_CELL[action.cell]
+        else:
+            target = "-"
+        self.transcript = transcript = whole.step(
+            self.transcript, seq, action.seat, kind._value_, target, at_ms, auto, self.deadline_ms
+        )
+        return transcript
 
     def expire(self, at: float, randbytes: RandBytes) -> list[RecordEntry]:
         """O4/O5: the deadline at ``at`` ran out: timeout, and in the opening the auto-move."""
@@ -421,15 +505,17 @@ class LiveMatch:
     def fairness_json(self, *, reveal: bool) -> RecordJson:
         """RULES.md §9 data; secrets (server seed, salts) only when ``reveal`` (after the end)."""
         out: RecordJson = {
-            "version": FAIRNESS_VERSION,
+            "version": self.version,
             "commitment": self.commitment,
             "client_seeds": list(self.client_seeds),
             "nonce": self.number,
             "first_player": self.first_rule,
             "join_order": list(self.join_order),
             "mine_commitments": self.commitments,
-            "transcript": self.transcript,
         }
+        if self.version == 2:
+            out["previous_transcript"] = self.previous
+        out["transcript"] = self.transcript
         if reveal:
             out["server_seed"] = self.server_seed
             out["signature"] = self.signature
@@ -465,7 +551,9 @@ class LiveMatch:
 
     # ----- persistence -------------------------------------------------------------------------
     def to_blob(self) -> Blob:
-        return {
+        """The match's metadata for the room's blob; a version 1 match's blob is what an older
+        server wrote (no ``version``), a version 2 one adds its version, previous and transcript."""
+        blob: Blob = {
             "id": self.id,
             "number": self.number,
             "players": list(self.players),
@@ -483,6 +571,11 @@ class LiveMatch:
             "ended_wall": self.ended_wall,
             "stream_used": self.stream.consumed,
         }
+        if self.version != 1:
+            blob["version"] = self.version
+            blob["previous_transcript"] = self.previous
+            blob["transcript"] = self.transcript  # at the blob's seq: checked on restore
+        return blob
 
     def stored_rows(self, entries: list[RecordEntry], first: int | None = None) -> list[Blob]:
         """The last ``entries`` as storage rows: each plant with its salt, the last row with the
@@ -500,12 +593,15 @@ class LiveMatch:
                 row[ROW_SALT] = self.history.salt_at(first + offset)
             rows.append(row)
         if rows:
-            rows[-1][ROW_STATE] = {
+            state: Blob = {
                 "deadline": self.deadline,
                 "stream_used": self.stream.consumed,
                 "ended": self.ended,
                 "ended_wall": self.ended_wall,
             }
+            if self.version != 1:
+                state["transcript"] = self.transcript  # after the last row: checked on restore
+            rows[-1][ROW_STATE] = state
         return rows
 
     @classmethod
@@ -515,6 +611,12 @@ class LiveMatch:
         ``actions`` are storage rows: record entries, plus (since group commit) each plant's
         salt and, on the last row of each commit, the clock state — newer than the blob's when
         the row is at or after the blob's ``seq``.
+
+        A blob without ``version`` was written by a version 1 server: the match stays version 1.
+        A version 2 match recomputes its transcript from ``h_0`` through every stored action (its
+        ``at``, ``auto`` and the deadline the replay gives) and checks it against the hashes stored
+        with the rows (each plant's, the clock state's) and the blob: a restart continues the very
+        transcript the players were shown, or the match does not load.
         """
         from mineduel.shared.fairness.record import from_json
 
@@ -549,20 +651,41 @@ class LiveMatch:
             started_wall=blob["started_wall"],
             turn_seconds=blob["turn_seconds"],
             names=tuple(blob.get("names", ("", ""))),
+            version=blob.get("version", 1),
+            previous=blob.get("previous_transcript"),
         )
+        v2 = match.version == 2
+        if v2:
+            match._open_transcript()
+        hashes = [match.transcript]  # v2: h_0 .. h_n, to compare with what was stored
         record = from_json({"format": FORMAT, "variant": "online", "actions": actions})
         salts = blob.get("salts", [])
         for index, action in enumerate(record.actions):
-            if isinstance(match.state.apply(action), Refusal):
+            events = match.state.apply(action)
+            if isinstance(events, Refusal):
                 raise ValueError(f"stored match {match.id}: action {index} is refused on replay")
             plant = None
+            commitment = None
             if action.type is ActionType.PLANT:
                 salt = salts_in_rows.get(index) or salts[match.history.plants]
                 assert action.cell is not None
                 commitment = fairness.mine_commitment(salt, match.id, index, action.seat, action.cell)
-                match.transcript = fairness.chain(match.transcript, commitment)
-                plant = (salt, commitment, match.transcript)
+                if not v2:
+                    match.transcript = fairness.chain(match.transcript, commitment)
+                    plant = (salt, commitment, match.transcript)
+            if v2:
+                row = actions[index]
+                hashes.append(match._fold(index, action, events, row["at"], row.get("auto") is True, commitment))
+                if commitment is not None:
+                    plant = (salt, commitment, match.transcript)
+                    if row.get("transcript", match.transcript) != match.transcript:
+                        raise ValueError(f"stored match {match.id}: plant {index} was shown another transcript")
             match.history.restore(action, actions[index], plant)
+        if v2:
+            for seq, stored in ((state_seq + 1, (state or {}).get("transcript")),
+                                (blob.get("seq"), blob.get("transcript"))):
+                if stored is not None and isinstance(seq, int) and 0 <= seq < len(hashes) and hashes[seq] != stored:
+                    raise ValueError(f"stored match {match.id}: the transcript after {seq} actions differs from the stored one")
         clock = state if state is not None else blob
         match.deadline = clock["deadline"]
         match.ended = clock["ended"]

@@ -375,6 +375,9 @@ class Room:
             wall=env.wall,
             turn_seconds=env.config.turn_seconds,
             names_by_sid={a.sid: a.name, b.sid: b.name},
+            # R3c/O14: a rematch continues the room's previous match; a room's first match (or one
+            # with a new opponent, who never saw the previous one) starts from nothing.
+            previous=previous.transcript if previous is not None and first_sid is not None else None,
         )
         self.match = match
         self.number += 1

@@ -279,7 +279,7 @@ class Pair:
             "turn_seconds": rng.choice((20.0, 20)),
             "names_by_sid": {3: "Ann", 8: "Bo"},
         }
-        self.new = LiveMatch.start(**kwargs)
+        self.new = LiveMatch.start(**kwargs, version=1)  # the reference is the version 1 server
         self.old = OldMatch.start(**kwargs)
         self.now: float = kwargs["now"]
         self.stored: list[dict[str, Any]] = []  # what storage holds, entry by entry

@@ -4,7 +4,8 @@ The fault-injection suites (a SIGKILLed server, a silent network) compare what t
 shows after the fault with an independent replay of the match's record actions through
 ``reference_rules.py`` (written from RULES.md alone). Nothing here imports
 ``mineduel.shared.rules.engine`` or ``mineduel.shared.fairness.commitments``: the transcript is rehashed from
-PROTOCOL.md §10's words, the deadline is rederived from O4/O5.
+PROTOCOL.md §10's words (version 1, the plant chain) or RECORD.md's (version 2, the whole-match
+transcript R3c, with the deadlines rederived from O4/O5), the deadline is rederived from O4/O5.
 
 The record actions come from the seats' own histories (``state.events``): each seat sees its
 own plants' cells and never the opponent's (R3b), so the two seats' histories together give
@@ -32,6 +33,63 @@ def transcript_after(match_id: str, commitments: Sequence[str]) -> str:
     for commitment in commitments:
         h = _sha3(f"mine-duel/chain/1|{h}|{commitment}")
     return h
+
+
+def _deadline_moves(before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
+    """O4/O5: the action from ``before`` to ``after`` (phase, to move, turn) started a new deadline."""
+    return after != before and (before[0] in ref.OPENING_PHASES or after[2] != before[2])
+
+
+def transcript_v2(
+    actions: Sequence[Mapping[str, Any]], *, match_id: str, commitment: str, client_seeds: Sequence[str], nonce: int,
+    first_player: str, join_order: Sequence[int], turn_seconds: float, started: float, previous: str | None,
+    plant_commitments: Sequence[str] | None = None,
+) -> list[str]:
+    """RECORD.md (fairness version 2): ``[h_0, ..., h_n]`` after each of ``actions`` (record actions
+    with ``at`` and ``auto``; a plant's ``commitment`` from the action, or in order from
+    ``plant_commitments`` for a record's actions, which carry none)."""
+    turn_ms, start_ms = round(turn_seconds * 1000), round(started * 1000)
+    h = _sha3(
+        f"mine-duel/match/2|{match_id}|{commitment}|{client_seeds[0]}|{client_seeds[1]}|{nonce}|{first_player}"
+        f"|{join_order[0]},{join_order[1]}|{turn_ms}|{start_ms}|{'-' if previous is None else previous}"
+    )
+    hashes = [h]
+    match = ref.RefMatch("online")
+    deadline: int | None = start_ms + turn_ms
+    plants = iter(plant_commitments or ())
+    for i, action in enumerate(actions):
+        before = (match.phase, match.to_move, match.turn)
+        cell = action.get("cell")
+        match.act(action["seat"], action["type"], None if cell is None else (cell[0], cell[1]))
+        at_ms = round(action["at"] * 1000)
+        if match.over:
+            deadline = None
+        elif _deadline_moves(before, (match.phase, match.to_move, match.turn)):
+            deadline = at_ms + turn_ms
+        if action["type"] == "plant":
+            target = action["commitment"] if "commitment" in action else next(plants)
+        elif action["type"] in ("explore", "flag", "unflag"):
+            target = f"{cell[0]},{cell[1]}"
+        else:
+            target = "-"
+        h = _sha3(
+            f"mine-duel/step/2|{h}|{i}|{action['seat']}|{action['type']}|{target}|{at_ms}"
+            f"|{1 if action.get('auto') else 0}|{'-' if deadline is None else deadline}"
+        )
+        hashes.append(h)
+    return hashes
+
+
+def start_of(start: Mapping[str, Any], previous: str | None = None) -> dict[str, Any]:
+    """``transcript_v2``'s keywords from a seat's ``match_start`` message (``previous``: the room's
+    previous match's final transcript for a rematch)."""
+    seat, index = start["seat"], start["my_seed_index"]
+    join_order = [index, 1 - index] if seat == 0 else [1 - index, index]
+    return {
+        "match_id": start["match_id"], "commitment": start["commitment"], "client_seeds": start["client_seeds"],
+        "nonce": start["nonce"], "first_player": start["first_player_rule"], "join_order": join_order,
+        "turn_seconds": start["turn_seconds"], "started": start["started"], "previous": previous,
+    }
 
 
 def _public(event: Mapping[str, Any]) -> dict[str, Any]:
@@ -132,18 +190,21 @@ def expected_deadline(actions: Sequence[Mapping[str, Any]], started: float, turn
         cell = action.get("cell")
         match.act(action["seat"], action["type"], None if cell is None else (cell[0], cell[1]))
         after = (match.phase, match.to_move, match.turn)
-        if after != before and (before[0] in ref.OPENING_PHASES or after[2] != before[2]):
+        if _deadline_moves(before, after):
             deadline = action["at"] + turn_seconds
     return None if match.over else deadline
 
 
 def state_differences(
     state: Mapping[str, Any], actions: Sequence[Mapping[str, Any]], *, started: float, turn_seconds: float,
+    start: Mapping[str, Any] | None = None, previous: str | None = None,
 ) -> list[str]:
     """Every field of a ``state`` message that differs from the reference replay of ``actions``.
 
     Compared: ``seq``, ``phase``, ``to_move``, ``turn``, ``quota_left``, the four board layers,
     ``transcript``, ``result`` and ``deadline.at`` (to the millisecond the server rounds to).
+    ``transcript`` is the version 2 whole-match transcript when the seat's ``match_start`` is given
+    (``start``, and ``previous`` for a rematch), else the version 1 plant chain.
     """
     seat = state["seat"]
     match = replay(actions)
@@ -156,7 +217,10 @@ def state_differences(
         "turn": match.turn,
         "quota_left": match.quota_left() if match.to_move == seat else 0,
         "board": board(match, seat),
-        "transcript": transcript_after(state["match_id"], commitments),
+        "transcript": (
+            transcript_after(state["match_id"], commitments) if start is None
+            else transcript_v2(actions, **start_of(start, previous))[-1]
+        ),
         "result": result(match, seat),
     }
     out = [f"{key}: server {state.get(key)!r}, reference {value!r}" for key, value in expected.items() if state.get(key) != value]
@@ -183,10 +247,18 @@ def record_differences(record: Mapping[str, Any]) -> list[str]:
     if replayed["result"] != record["result"]:
         out.append(f"result: record {record['result']!r}, reference {replayed['result']!r}")
     fairness = record.get("fairness", {})
-    chained = transcript_after(record["match_id"], fairness.get("mine_commitments", []))
+    times = record.get("times", {})
+    if fairness.get("version") == 2:
+        chained = transcript_v2(
+            record["actions"], match_id=record["match_id"], commitment=fairness["commitment"],
+            client_seeds=fairness["client_seeds"], nonce=fairness["nonce"], first_player=fairness["first_player"],
+            join_order=fairness["join_order"], turn_seconds=times["turn_seconds"], started=times["clock_started"],
+            previous=fairness["previous_transcript"], plant_commitments=fairness["mine_commitments"],
+        )[-1]
+    else:
+        chained = transcript_after(record["match_id"], fairness.get("mine_commitments", []))
     if fairness.get("transcript") != chained:
         out.append(f"transcript: record {fairness.get('transcript')!r}, rehashed {chained!r}")
-    times = record.get("times", {})
     raw = record["actions"]
     for i, action in enumerate(raw):
         if action["type"] == "timeout":
