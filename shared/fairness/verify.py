@@ -257,6 +257,10 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
 def _number(value: Any, where: str) -> float:
     _need(type(value) in (int, float), f"{where} must be a number, got {_show(value)}")
     try:
@@ -400,6 +404,9 @@ def _read(data: Any) -> _Match:
         auto.append(bool(flag))
     result = data.get("result")
     _need(isinstance(result, dict), "'result' is missing or not an object")
+    for key, value in result.items():
+        _need(_scalar(value) or (isinstance(value, list) and all(_scalar(v) for v in value)),
+              f"result.{_brief(key)} must be a JSON scalar or a list of them, got {_show(value)}")
     return _Match(
         raw=data, record=record, match_id=match_id, version=version, version_raw=version_raw,
         commitment=commitment, server_seed=server_seed, signature=signature, seeds=tuple(seeds), nonce=nonce,
@@ -684,12 +691,17 @@ class _Verifier:
                 problems.append(f"action {seq} at {_s(at_ms)} is before {where} at {_s(previous)}: time went backwards")
                 break
             previous, where = at_ms, f"action {seq}"
+        # Version 2 servers keep their clock in whole milliseconds (started, every at and every deadline
+        # rounded first), so the end is the last action's time and elapsed their difference exactly.
+        slack = 0 if m.version == 2 else _TOLERANCE_MS
         if not problems and end < previous:
             problems.append(f"the match ended (times.clock_ended) at {_s(end)}, before {where} at {_s(previous)}")
+        elif not problems and m.at and end - previous > slack:
+            problems.append(f"the match ended (times.clock_ended) at {_s(end)}, its last action was at {_s(previous)}")
         elapsed = _ms(t.elapsed)
         if elapsed < 0:
             problems.append(f"times.elapsed is negative ({t.elapsed} s)")
-        elif abs(elapsed - (end - start)) > _TOLERANCE_MS:
+        elif abs(elapsed - (end - start)) > slack:
             problems.append(f"times.elapsed is {t.elapsed} s, the server clock says {_s(end - start)}")
         if t.ended < t.started:
             problems.append(f"times.ended ({t.ended}) is before times.started ({t.started})")
@@ -788,12 +800,12 @@ class _Verifier:
             self.add("rematches", False, f"the record before it is not a verifiable record: {before}")
             return
         problems = []
-        if m.raw.get("room") != before.raw.get("room"):
-            problems.append(f"room {_show(m.raw.get('room'))} after room {_show(before.raw.get('room'))}")
         mine, theirs = _players(m.raw), _players(before.raw)
         if isinstance(mine, str) or isinstance(theirs, str):
-            problems.append("the players of one of the two records are malformed")
+            problems.append("the players or room of one of the two records are malformed")
         else:
+            if m.raw["room"] != before.raw["room"]:
+                problems.append(f"room {m.raw['room']!r} after room {before.raw['room']!r}")
             now = [mine[s] for s in m.join_order]
             then = [theirs[s] for s in before.join_order]
             if now != then:

@@ -210,8 +210,12 @@ class Witness:
         return replace(self, plants=tuple(known[s] for s in sorted(known)), transcript=latest)
 
     def with_end(self, result: Result, reveal: Reveal, turns: int, elapsed: float) -> Witness:
-        """After ``match_end``: what it showed."""
-        return replace(self, end=EndSeen(result, reveal, turns, elapsed))
+        """After ``match_end``: what it showed (its reveal kept as :func:`parse` reads one back)."""
+        kept = Reveal(
+            tuple(reveal.mines), tuple(reveal.markers), tuple(reveal.marker_correct),
+            None if reveal.ko_cell is None else list(reveal.ko_cell),
+        )
+        return replace(self, end=EndSeen(result, kept, _check_count("end.turns", turns), _number(elapsed, "end.elapsed")))
 
 
 # ----- reading --------------------------------------------------------------------------------------
