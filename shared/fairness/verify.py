@@ -833,7 +833,7 @@ class _Verifier:
         for name in WITNESS_CHECKS:
             self.add(name, None, detail)
 
-    def witness(self, w: Witness, replay: _Replay) -> None:
+    def witness(self, w: Witness, replay: _Replay, before: _Match | str | None = None) -> None:
         m = self.m
         room = m.raw.get("room")
         if w.match_id != m.match_id:
@@ -849,7 +849,7 @@ class _Verifier:
         self._seat_and_seed(w)
         self._plants_seen(w, replay)
         self._transcript_seen(w, replay)
-        self._previous_match(w)
+        self._previous_match(w, before)
         self._end_shown(w, replay)
 
     def _commitment_shown(self, w: Witness) -> None:
@@ -970,9 +970,13 @@ class _Verifier:
             covered = "the whole match up to there" if m.version == 2 else "its plants (version 1)"
             self.add("transcript_seen", True, f"the record's transcript after {seq} of {n} actions is the one seen: {covered}")
 
-    def _previous_match(self, w: Witness) -> None:
+    def _previous_match(self, w: Witness, before: _Match | str | None) -> None:
         m = self.m
-        if m.version != 2:
+        if w.previous is not None and isinstance(before, _Match) and w.previous.match_id != before.match_id:
+            self.add("previous_match", False,
+                     f"the witness's previous match is {w.previous.match_id!r}, the record given before this one is "
+                     f"{before.match_id!r}")
+        elif m.version != 2:
             self.add("previous_match", None, "version 1 records do not link a rematch to the match before it")
         elif w.previous is None and m.previous_transcript is None:
             self.add("previous_match", None, "the room's first match: no match before it")
@@ -1087,7 +1091,7 @@ def _report(loaded: _Match | str, witness: _Given, before: _Match | str | None, 
     elif witness is None:
         v.no_witness("no witness given" if other is None else f"the witness given is for match {other!r}")
     else:
-        v.witness(witness, replay)
+        v.witness(witness, replay, before)
         witnessed = witness.match_id == m.match_id
     return VerifyReport(tuple(v.checks), valid=valid, match_id=m.match_id, version=m.version, witnessed=witnessed)
 

@@ -656,3 +656,12 @@ def test_cli_reads_standard_input_once(match, monkeypatch, capsys, tmp_path):
     with pytest.raises(SystemExit) as done:
         main(["-", "-"])
     assert done.value.code == 2
+
+
+def test_o14_the_witness_names_the_match_before(room):
+    """O14: given the room's records, the witness's previous match is the record given before its own."""
+    w = copy.deepcopy(room[2].witnesses[0])
+    w["previous"]["match_id"] = room[0].params.match_id
+    result = verify([h.record for h in room], w)
+    assert "record given before this one" in _failed(result.reports[2], "previous_match")
+    assert verify_record(room[2].record, w).ok  # alone, the record does not name the match before it
