@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
+from mineduel.client.witness import WitnessJson
 from mineduel.shared.rules.bitboard import Cell, Mask
 from mineduel.shared.rules.engine import Action, ActionType, Outcome, Refusal
 from mineduel.shared.rules.views import SeatView
@@ -158,6 +159,10 @@ class RematchSource(Protocol):
 class VerifySource(Protocol):
     def record(self) -> RecordJson | None:
         """The finished match's record as the server sent it (checked like ``mine-duel verify``)."""
+        ...
+
+    def witness(self) -> WitnessJson | None:
+        """What this client saw of the match live (``mine-duel-witness/1``), ``None`` when none was kept."""
         ...
 
 

@@ -306,6 +306,10 @@ class Translator:
             log.error("translation failed: key %r, language %s, params %s", key, self._language, sorted(params))  # noqa: TRY400
             raise
 
+    def has(self, key: str) -> bool:
+        """Whether the current language has a text for ``key`` (names that come from data, e.g. a check)."""
+        return key in load_catalog(self._language)
+
     def duration(self, seconds: float) -> str:
         """A duration in the current language (see :func:`format_duration`)."""
         return format_duration(seconds, self._language)

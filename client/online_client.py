@@ -49,6 +49,7 @@ from mineduel.client.online_link import Connection, Connector, LinkChange
 from mineduel.client.online_match import OnlineMatch
 from mineduel.client.online_requests import Requests
 from mineduel.client.tokens import SavedSession, TokenStore
+from mineduel.client.witness import WitnessKeeper, WitnessStore, server_label
 from mineduel.shared.wire import codec, links
 from mineduel.shared.wire.messages import (
     Hello,
@@ -111,6 +112,11 @@ class OnlineServices:
     client_name: str = "mine-duel/0.1.0"
     client_seed: Callable[[], str] = lambda: secrets.token_hex(8)  # R1: this seat's contribution to the draw
     host: HostInfo | None = field(default=None)  # the hosted server, once started
+    witnesses: WitnessStore | None = None  # the match witnesses; default: ``witnesses/`` beside the token
+
+    def __post_init__(self) -> None:
+        if self.witnesses is None:
+            self.witnesses = WitnessStore(self.tokens.folder / "witnesses")
 
 
 class Conn:
@@ -290,6 +296,8 @@ class OnlineClient:
         self.connection = Connection(lambda: self.services.connect, clock)
         self.requests = Requests(self)
         self.view = SessionView(self)
+        # What this client saw of each match (witness.py); a failed write is said once, as a notice.
+        self.witness = WitnessKeeper(services.witnesses, lambda key: setattr(self, "notice", (key, ())))
         self._after_welcome: Callable[[], None] | None = None
 
     # ----- what the screens show ----------------------------------------------------------------------
@@ -483,6 +491,9 @@ class OnlineClient:
                 codec.room_code(msg.room)
                 self.room = msg
                 self.opponent.on_room(msg, self.clock())
+                if self.match is not None and (witness := self.witness.for_match(self.match.match_id)) is not None:
+                    witness.saw_room(msg)
+                    self.witness.flush()
             case Presence():
                 self.opponent.on_presence(msg, self.clock())
             case MatchStart():
@@ -490,9 +501,15 @@ class OnlineClient:
             case State():
                 if self.match is not None and msg.match_id == self.match.match_id:
                     self.match.apply_state(msg)
+                    if (witness := self.witness.for_match(msg.match_id)) is not None:
+                        witness.saw_state(msg)
+                        self.witness.flush()
             case MatchEnd():
                 if self.match is not None and msg.match_id == self.match.match_id:
                     self.match.apply_end(msg)
+                    if (witness := self.witness.for_match(msg.match_id)) is not None:
+                        witness.saw_end(msg)
+                        self.witness.flush(durable=True)
                     self.opponent.away_until = None
                     self._save_token(playing=False)
             case RematchStatus():
@@ -547,7 +564,12 @@ class OnlineClient:
         if self.match is not None:
             self.match.close()
         # O14: a new id drops the old match.
+        match_id = msg.match_id
         self.match = OnlineMatch(msg, clock=self.clock, send=self.requests.send_action, presence=self.view,
-                                 rematch=self.view)
+                                 rematch=self.view, witness=lambda: self.witness.complete_json(match_id))
         self.opponent.rematch_me = self.opponent.rematch_opponent = False
         self._save_token(playing=True)
+        # Its witness: resumed from its file, or begun with the seed sent for it (witness.py).
+        server = "" if self.address is None else server_label(*self.address)
+        me = None if self.room is None or self.room.room != msg.room else self.room.me.name
+        self.witness.started(msg, server=server, my_name=me)

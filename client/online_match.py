@@ -32,6 +32,7 @@ from mineduel.client.controller import (
     Timing,
 )
 from mineduel.client.errors import error_key
+from mineduel.client.witness import WitnessJson
 from mineduel.shared.rules.bitboard import COLS
 from mineduel.shared.rules.engine import Action, ActionType, Outcome, Refusal
 from mineduel.shared.rules.events import shows_cell
@@ -84,8 +85,10 @@ class OnlineMatch:
     """One online match as the local seat sees it (V2); see the module docstring."""
 
     def __init__(self, start: MatchStart, *, clock: Callable[[], float], send: SendAction,
-                 presence: PresenceSource | None = None, rematch: RematchSource | None = None) -> None:
+                 presence: PresenceSource | None = None, rematch: RematchSource | None = None,
+                 witness: Callable[[], WitnessJson | None] = lambda: None) -> None:
         self.match_id = start.match_id
+        self.proof = MatchProof(self, witness)
         self._seat = start.seat
         self.start = start
         self.started_at = start.started
@@ -100,8 +103,8 @@ class OnlineMatch:
         self.end: MatchEnd | None = None
         self._reveal: BoardReveal | None = None
         self.closed = False
-        self._capabilities = Capabilities(deadline=self, presence=presence, reveal=self, rematch=rematch, verify=self,
-                                          resign=self.resign)
+        self._capabilities = Capabilities(deadline=self, presence=presence, reveal=self, rematch=rematch,
+                                          verify=self.proof, resign=self.resign)
 
     # ----- fed by the OnlineClient ------------------------------------------------------------------
     def apply_state(self, msg: State) -> None:
@@ -241,3 +244,18 @@ class OnlineMatch:
 
     def record(self) -> RecordJson | None:
         return None if self.end is None else self.end.record
+
+
+class MatchProof:
+    """The match's verify capability: the record the server sent and what this client saw of the
+    match (its witness, client/witness.py), for the in-game Verify."""
+
+    def __init__(self, match: OnlineMatch, witness: Callable[[], WitnessJson | None]) -> None:
+        self.match = match
+        self.witnessed = witness  # the session's witness of this match, None when it kept no complete one
+
+    def record(self) -> RecordJson | None:
+        return self.match.record()
+
+    def witness(self) -> WitnessJson | None:
+        return self.witnessed()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mineduel.client.errors import error_key
+from mineduel.client.witness import server_label
 from mineduel.shared.wire.messages import (
     ClientMessage,
     CreateRoom,
@@ -143,11 +144,29 @@ class Requests:
     def ready(self, ready: bool = True) -> None:
         # The seed is sent after the room's next_commitment was seen (R1).
         seed = self.session.services.client_seed() if ready else None
+        if seed is not None:
+            self._keep_seed(seed)
         self.send(lambda rid: Ready(ready, seed, rid))
 
     def rematch(self) -> None:
         seed = self.session.services.client_seed()
+        self._keep_seed(seed)
         self.send(lambda rid: Rematch(seed, rid))
+
+    def _keep_seed(self, seed: str) -> None:
+        """Ready / Rematch is about to carry ``seed``: the witness keeps it first (a crash may follow),
+        with the commitment the player was shown (the room's ``next_commitment``, R1)."""
+        session = self.session
+        if not session.connected or session.address is None or session.room_code is None:
+            return  # nothing is sent
+        room, match = session.room, session.match
+        if room is not None and room.room == session.room_code:
+            commitment = room.next_commitment
+        elif match is not None and match.end is not None:
+            commitment = match.end.next_commitment
+        else:
+            commitment = ""
+        session.witness.seed_sent(server_label(*session.address), session.room_code, seed, commitment)
 
     def leave(self) -> None:
         """Give the seat up (outside a match); the token is forgotten."""

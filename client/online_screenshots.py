@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -29,13 +30,13 @@ from mineduel.shared.rules.engine import GameState, Phase
 class Rig:
     """An app on the online screen, connected to an in-process server, and a scripted opponent."""
 
-    def __init__(self, s: Shooter, *, tokens_ok: bool = True) -> None:
+    def __init__(self, s: Shooter, *, tokens_ok: bool = True, referee: str | None = None) -> None:
         from mineduel.client.online_client import FoundServer, HostInfo, OnlineServices
         from mineduel.client.scenes.online import OnlineScene
         from mineduel.client.tokens import TokenStore
 
         self.s = s
-        self.server = server_client.in_process_server(seed=11)
+        self.server = server_client.in_process_server(seed=11, referee=referee)
         self._tmp = tempfile.TemporaryDirectory(prefix="mineduel-online-")
         folder = Path(self._tmp.name) / "data"
         if not tokens_ok:
@@ -401,3 +402,60 @@ def _storage_unavailable(s: Shooter) -> None:
     rig.play_until(turn=2)
     rig.client.requests.refused("explore", "storage_unavailable")  # what the reply to a move does
     s.settle(0.5)
+
+
+@shot("online_waiting_refereed")
+def _refereed(s: Shooter) -> None:
+    """The joining player on a server another player's game hosts: who referees, said plainly."""
+    rig = _rig(s, referee="player")
+    other = rig.server.peer()
+    code = other.send(type="create_room", client_seed="x")[0]["room"]
+    rig.lobby.open_link(f"mineduel://192.168.1.5:47650/join/{code}")
+    s.settle(0.5)
+    rig.click("join")
+    s.settle(0.3)
+    other.send(type="ready", client_seed="x-2")
+    s.settle(0.3)
+
+
+def _verify_with(s: Shooter, change: Callable[[Rig], None]) -> None:
+    rig = _ko(s)
+    change(rig)
+    rig.click("verify")
+    s.settle(0.5)
+
+
+def _forge_seeds(rig: Rig) -> None:
+    """An operator's record that names the seeds the other way round (the draw and the seats move)."""
+    match = rig.client.match
+    assert match is not None and match.end is not None
+    fairness = match.end.record["fairness"]
+    fairness["client_seeds"] = list(reversed(fairness["client_seeds"]))
+
+
+def _no_witness(rig: Rig) -> None:
+    """A client that could keep no witness (its data folder refused the files after a restart)."""
+    match = rig.client.match
+    assert match is not None
+    match.proof.witnessed = lambda: None
+
+
+def _malformed(rig: Rig) -> None:
+    match = rig.client.match
+    assert match is not None and match.end is not None
+    match.end.record["fairness"]["mine_commitments"] = ["not a hash"]
+
+
+@shot("online_verify_forged")
+def _verify_forged(s: Shooter) -> None:
+    _verify_with(s, _forge_seeds)
+
+
+@shot("online_verify_no_witness")
+def _verify_no_witness(s: Shooter) -> None:
+    _verify_with(s, _no_witness)
+
+
+@shot("online_verify_malformed")
+def _verify_malformed(s: Shooter) -> None:
+    _verify_with(s, _malformed)

@@ -24,6 +24,13 @@ LEFT, INNER = 8, 374
 TITLE_Y = 84
 
 
+def refereed_by_host(lobby: OnlineScene) -> bool:
+    """The server was started by another player's game (``welcome`` says ``referee: "player"``): the
+    joining player is told that the host's computer referees (issue 14). Not said to the host."""
+    c = lobby.client
+    return c is not None and lobby.hosting is None and c.welcome is not None and c.welcome.referee == "player"
+
+
 class LobbyPainter:
     """Draws the lobby's current page (``draw``); one ``_draw_<page>`` per page."""
 
@@ -190,7 +197,7 @@ class LobbyPainter:
         canvas.blit(shapes.rounded(commit_rect.size, 14, palette.PANEL), commit_rect)
         self._commitment(canvas, "" if room is None else room.next_commitment, commit_rect.inflate(-28, -20))
         y = commit_rect.bottom + 10
-        if self.lobby.refereed_by_host():
+        if refereed_by_host(self.lobby):
             y = self._referee(canvas, y) + 10
         self.lobby.ys["notice_y"] = y
 

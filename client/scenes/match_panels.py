@@ -8,7 +8,8 @@ controller's capabilities and the session's offers, never from the kind of contr
 
 from __future__ import annotations
 
-from dataclasses import replace
+import logging
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import pygame
@@ -28,13 +29,17 @@ from mineduel.client.scenes.popups import (
 )
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent
-from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
+from mineduel.client.ui.text import FontBook, blit_paragraph, blit_text, paragraph_height
 from mineduel.client.ui.widgets import Button, WidgetGroup
-from mineduel.shared.fairness.verify import CHECK_NAMES, VerifyReport, verify_record
+from mineduel.client.witness import WitnessJson
+from mineduel.shared.fairness.verify import Check, VerifyReport, verify_record
 from mineduel.shared.rules.vocabulary import Variant
+from mineduel.shared.wire.messages import RecordJson
 
 if TYPE_CHECKING:
     from mineduel.client.scenes.game import GameScene
+
+log = logging.getLogger(__name__)
 
 
 class OnlineRulesPopup(RulesPopup):
@@ -45,46 +50,155 @@ class OnlineRulesPopup(RulesPopup):
     rule_icons = ("grid", "explore", "restart", "eye", "flag", "mine", "trophy", "warning", "menu")
 
 
-class VerifyPopup(Popup):
-    """What ``mine-duel verify`` checked for this match, each check with its outcome."""
+@dataclass(frozen=True, slots=True)
+class VerifyOutcome:
+    """What Verify found: the verifier's report (``None`` when it could not run: then ``problem``), and
+    whether a witness was given (the report's ``witnessed`` says whether it was this match's)."""
 
-    def __init__(self, ctx: Context, report: VerifyReport) -> None:
-        super().__init__(ctx, card_width=358)
-        self.report = report
+    report: VerifyReport | None
+    witnessed: bool
+    problem: str = ""
+
+
+def check_match(record: RecordJson, witness: WitnessJson | None) -> VerifyOutcome:
+    """The record the server sent, held to what this client saw (its witness) by the same verifier as
+    ``mine-duel verify RECORD --witness FILE``; never raises (a verifier problem is logged and said)."""
+    try:
+        report = verify_record(record, witness)
+    except Exception as exc:  # a verifier bug must become a message, not a frozen window (logged)
+        log.exception("verify: the verifier failed")
+        return VerifyOutcome(None, witness is not None, type(exc).__name__)
+    return VerifyOutcome(report, witness is not None)
+
+
+class VerifyPopup(Popup):
+    """What ``mine-duel verify`` checked for this match: every check by name with its outcome, and
+    for a failed one what differs; whether it was held to this device's witness."""
+
+    ROW = 22  # one check
+    DETAIL = 13  # a failed check's detail (the verifier's words and values)
+
+    def __init__(self, ctx: Context, outcome: VerifyOutcome | VerifyReport) -> None:
+        super().__init__(ctx, card_width=366)
+        self.outcome = outcome if isinstance(outcome, VerifyOutcome) else VerifyOutcome(outcome, True)
+        self._details: dict[int, list[str]] = {}
         self.relayout()
 
+    @property
+    def report(self) -> VerifyReport | None:
+        return self.outcome.report
+
+    # ----- what it says ----------------------------------------------------------------------------------------
+    def _readable(self) -> bool:
+        """The verifier could read the record (its ``record`` check holds): the checks are shown."""
+        report = self.report
+        return report is not None and bool(report.checks) and report.checks[0].ok is True
+
+    def _title(self) -> tuple[str, bool | None]:
+        report = self.report
+        if report is None or not self._readable():
+            return self.ctx.t("verify.unverifiable"), None
+        if report.ok and not report.witnessed:  # consistent, but nothing held it to what was seen
+            return self.ctx.t("verify.record_only"), None
+        return self.ctx.t("online.verify_ok" if report.ok else "online.verify_failed"), report.ok
+
+    def _note(self) -> tuple[str, palette.Color]:
+        """The sentence under the title: what the checks were held to, or why nothing could be checked."""
+        t = self.ctx.t
+        report = self.report
+        if report is None:
+            return t("verify.broken", detail=self.outcome.problem), palette.WARN
+        if not self._readable():
+            detail = report.checks[0].detail if report.checks else ""
+            return t("verify.invalid") + ("\n" + detail if detail else ""), palette.WARN
+        if not report.valid:  # the record was read; the witness was not one
+            return t("verify.bad_witness"), palette.WARN
+        if not report.witnessed:
+            return t("verify.no_witness"), palette.WARN
+        return t("verify.with_witness"), palette.INK_SOFT
+
+    def _rows(self) -> tuple[Check, ...]:
+        report = self.report
+        return report.checks if report is not None and self._readable() else ()
+
+    # ----- layout ------------------------------------------------------------------------------------------------
+    def _inner(self) -> int:
+        return self.card.width - 2 * PAD
+
     def relayout(self) -> None:
-        rows = len(self.report.checks)
-        self.set_card_height(PAD + 44 + 30 + rows * 34 + 14 + 50 + PAD)
-        self.widgets.set([Button(pygame.Rect(self.card.left + PAD, self.card.bottom - PAD - 50, self.card.width - 2 * PAD, 50),
+        fonts = self.ctx.fonts
+        inner = self._inner()
+        note, _ = self._note()
+        self._note_h = paragraph_height(fonts, note, 13, inner)
+        rows = self._rows()
+        fixed = PAD + 66 + self._note_h + 12 + len(rows) * self.ROW + 14 + 50 + PAD
+        # Failed checks say what differs, as far as the window allows (two lines each, then one).
+        room = self.ctx.size[1] - 24 - fixed
+        step = fonts.line_height(12) + 1
+        self._details = {}
+        failed = [i for i, c in enumerate(rows) if c.ok is False and c.detail]
+        for per_check in (2, 1):
+            lines = {i: fonts.wrap(rows[i].detail, 12, inner - 28)[:per_check] for i in failed}
+            if sum(len(v) for v in lines.values()) * step <= room or per_check == 1:
+                break
+        for i in failed:
+            take = lines[i]
+            if room < len(take) * step:
+                take = take[: max(0, room // step)]
+            if take:
+                full = fonts.wrap(rows[i].detail, 12, inner - 28)
+                if len(full) > len(take):
+                    take[-1] = _ellipsized(fonts, take[-1], inner - 28)
+                self._details[i] = take
+                room -= len(take) * step
+        extra = sum(len(v) for v in self._details.values()) * step
+        self.set_card_height(fixed + extra)
+        self.widgets.set([Button(pygame.Rect(self.card.left + PAD, self.card.bottom - PAD - 50, inner, 50),
                                  lambda: self.ctx.t("action.close"), self.close, name="close")])
         self.widgets.focus_name("close")
 
     def draw_content(self, surface: pygame.Surface, card: pygame.Rect) -> None:
         ctx = self.ctx
-        ok = self.report.ok
-        title = ctx.t("online.verify_ok" if ok else "online.verify_failed")
-        icon = shapes.icon("check" if ok else "warning", 28, palette.GOOD if ok else palette.WARN)
+        fonts = ctx.fonts
+        inner = self._inner()
+        title, ok = self._title()
+        color = palette.GOOD if ok else palette.WARN
+        icon = shapes.icon("check" if ok else "warning", 28, color)
         surface.blit(icon, icon.get_rect(midtop=(card.centerx, card.top + PAD - 4)))
-        size = ctx.fonts.fit_size(title, 18, card.width - 2 * PAD, True)
-        blit_text(surface, ctx.fonts, title, size, palette.GOOD if ok else palette.WARN, bold=True,
-                  center=(card.centerx, card.top + PAD + 42))
-        y = card.top + PAD + 44 + 30
-        for check in self.report.checks:
+        size = fonts.fit_size(title, 18, inner, True)
+        blit_text(surface, fonts, title, size, color, bold=True, center=(card.centerx, card.top + PAD + 42))
+        note, note_color = self._note()
+        y = card.top + PAD + 66
+        blit_paragraph(surface, fonts, note, 13, note_color, pygame.Rect(card.left + PAD, y, inner, self._note_h + 4),
+                       align="center")
+        y += self._note_h + 12
+        step = fonts.line_height(12) + 1
+        for i, check in enumerate(self._rows()):
             if check.ok:
                 mark, color = "check", palette.GOOD
             elif check.ok is False:
                 mark, color = "warning", palette.WARN
             else:
                 mark, color = "equal", palette.INK_FAINT
-            surface.blit(shapes.icon(mark, 18, color), (card.left + PAD, y + 4))
-            name = ctx.t(f"verify.check.{check.name}") if check.name in CHECK_NAMES else check.name
+            mid = y + self.ROW // 2
+            surface.blit(shapes.icon(mark, 16, color), (card.left + PAD, mid - 8))
+            key = f"verify.check.{check.name}"
+            name = ctx.t(key) if ctx.tr.has(key) else check.name
             state = ctx.t("verify.pass" if check.ok else "verify.fail" if check.ok is False else "verify.na")
-            blit_text(surface, ctx.fonts, state, 13, color, bold=True, midright=(card.right - PAD, y + 13))
-            avail = card.width - 2 * PAD - 30 - ctx.fonts.width(state, 13, True) - 8
-            blit_text(surface, ctx.fonts, name, ctx.fonts.fit_size(name, 15, avail), palette.INK,
-                      midleft=(card.left + PAD + 28, y + 13))
-            y += 34
+            blit_text(surface, fonts, state, 12, color, bold=True, midright=(card.right - PAD, mid))
+            avail = inner - 26 - fonts.width(state, 12, True) - 8
+            blit_text(surface, fonts, name, fonts.fit_size(name, 14, avail), palette.INK if check.ok is not None else
+                      palette.INK_SOFT, midleft=(card.left + PAD + 26, mid))
+            y += self.ROW
+            for line in self._details.get(i, ()):
+                blit_text(surface, fonts, line, 12, palette.WARN, topleft=(card.left + PAD + 26, y - 2))
+                y += step
+
+
+def _ellipsized(fonts: FontBook, line: str, width: int) -> str:
+    while line and fonts.width(line + "...", 12) > width:
+        line = line[:-1]
+    return line + "..."
 
 
 class ResultPanel:
@@ -303,12 +417,13 @@ class MatchFlow:
         self.ctx.invalidate(STATUS)
 
     def verify(self) -> None:
-        """Run the same checks as ``mine-duel verify`` on the record the server sent, and show them."""
+        """Run the same checks as ``mine-duel verify --witness`` on the record the server sent and
+        what this client saw of the match, and show them (a missing witness is said plainly)."""
         controller = self.scene.controller
         source = None if controller is None else controller.capabilities.verify
         record = None if source is None else source.record()
-        if record is not None:
-            self.ctx.stack.open_popup(VerifyPopup(self.ctx, verify_record(record)))
+        if source is not None and record is not None:
+            self.ctx.stack.open_popup(VerifyPopup(self.ctx, check_match(record, source.witness())))
 
     # ----- records -----------------------------------------------------------------------------------------
     def save_record(self) -> None:

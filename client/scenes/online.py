@@ -386,12 +386,6 @@ class OnlineScene(Scene):
             return "server"
         return "home"
 
-    def refereed_by_host(self) -> bool:
-        """The server was started by another player's game (``welcome`` says ``referee: "player"``):
-        the joining player is told that the host's computer referees (issue 14). Not said to the host."""
-        c = self.client
-        return c is not None and self.hosting is None and c.welcome is not None and c.welcome.referee == "player"
-
     def notice(self) -> tuple[str, dict[str, object]] | None:
         if self.local_notice is not None:
             return self.local_notice

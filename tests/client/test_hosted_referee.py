@@ -9,6 +9,7 @@ from pathlib import Path
 from support.inprocess import InProcessServer
 
 from mineduel.client.online_client import OnlineServices
+from mineduel.client.scenes.lobby_paint import refereed_by_host
 from mineduel.client.tokens import TokenStore
 
 
@@ -43,11 +44,11 @@ def test_a_player_hosted_server_says_who_referees_in_the_waiting_room(tmp_path):
     try:
         client = lobby.client
         assert client.welcome is not None and client.welcome.referee == "player"
-        assert lobby.refereed_by_host() and _drawn_text(d, lobby)
+        assert refereed_by_host(lobby) and _drawn_text(d, lobby)
         assert d.app.ctx.t("online.referee_host") == (
             "This match is refereed by the host's computer; for a neutral referee, use a dedicated server.")
         lobby.hosting = "192.168.1.5:47650"  # the host itself is not told (it is the referee)
-        assert not lobby.refereed_by_host()
+        assert not refereed_by_host(lobby)
     finally:
         d.close()
 
@@ -56,7 +57,7 @@ def test_a_dedicated_server_says_nothing_about_a_referee(tmp_path):
     srv = InProcessServer()
     d, lobby = _lobby_joining(tmp_path, srv)
     try:
-        assert lobby.client.welcome.referee is None and not lobby.refereed_by_host() and not _drawn_text(d, lobby)
+        assert lobby.client.welcome.referee is None and not refereed_by_host(lobby) and not _drawn_text(d, lobby)
     finally:
         d.close()
 

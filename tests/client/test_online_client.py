@@ -19,6 +19,7 @@ from mineduel.client.net import discover_servers, make_services, start_host, tcp
 from mineduel.client.online_client import Conn, OnlineServices
 from mineduel.client.online_match import OnlineMatch
 from mineduel.client.scenes.game import GameScene as OnlineGameScene
+from mineduel.client.scenes.lobby_paint import refereed_by_host
 from mineduel.client.scenes.match_panels import VerifyPopup
 from mineduel.client.scenes.online import OnlineScene, parse_address
 from mineduel.client.tokens import SavedSession, TokenStore
@@ -219,7 +220,7 @@ async def test_ko_then_rematch_with_sides_swapped(tmp_path, server):
     """O1–O3, O7, O13–O14, U6, E1–E2: lobby, link, Ready, a match to KO, the result panel, View board, verify, rematch swapped."""
     a, b = await seated_pair(tmp_path, server)
     try:
-        assert a.client.welcome.referee is None and not b.lobby.refereed_by_host()  # a dedicated server
+        assert a.client.welcome.referee is None and not refereed_by_host(b.lobby)  # a dedicated server
         commitment = a.client.room.next_commitment
         await start_match(a, b)
         assert a.match.start.commitment == commitment  # the match uses the seed committed in the waiting room (R1)
@@ -391,8 +392,8 @@ async def test_host_on_this_computer_and_find_it_on_the_network(tmp_path):
         b.click("join_code")
         await pump(lambda: b.lobby.page == "waiting" and a.client.room is not None and a.client.room.opponent is not None, a, b)
         # Issue 14: the hosted server says a player referees; the joining player is told, the host is not.
-        assert b.client.welcome.referee == "player" and b.lobby.refereed_by_host()
-        assert not a.lobby.refereed_by_host()
+        assert b.client.welcome.referee == "player" and refereed_by_host(b.lobby)
+        assert not refereed_by_host(a.lobby)
     finally:
         close_all(*(p for p in (a, b) if p is not None))
         if "info" in hosted:
@@ -527,14 +528,14 @@ def test_deadline_is_mapped_to_the_local_clock_at_receipt():
     pausing changes nothing (U7)."""
     now = [50.0]
     start = parse_server({"type": "match_start", "room": "ABCDEF", "match_id": "0123456789abcdef", "seat": 0, "first": "me",
-                          "first_player_rule": "draw", "commitment": "c", "client_seeds": ["a", "b"], "my_seed_index": 0,
+                          "first_player_rule": "draw", "commitment": "ab" * 32, "client_seeds": ["a", "b"], "my_seed_index": 0,
                           "nonce": 0, "turn_seconds": 20.0, "opponent": {"name": ""}, "started": 1000.0})
     assert isinstance(start, MatchStart)
     match = OnlineMatch(start, clock=lambda: now[0], send=lambda msg, err: None)
     board = {k: ["........"] * 8 for k in ("numbers", "opened_by", "markers", "my_mines")}
     state = parse_server({"type": "state", "match_id": "0123456789abcdef", "seq": 0, "seat": 0, "phase": "open_explore",
                           "to_move": "me", "turn": 0, "quota_left": 0, "deadline": {"at": 99_999.0, "left": 20.0},
-                          "server_time": 99_987.5, "board": board, "transcript": "", "events": [], "result": None})
+                          "server_time": 99_987.5, "board": board, "transcript": "cd" * 32, "events": [], "result": None})
     assert isinstance(state, State)
     match.apply_state(state)
     assert match.seconds_left() == pytest.approx(11.5)
