@@ -47,7 +47,7 @@ RecordEntry: TypeAlias = dict[str, Any]
 OPENING = (Phase.OPEN_EXPLORE, Phase.OPEN_PLANT)
 ROW_SALT = "salt"  # storage rows only: a plant's salt
 ROW_STATE = "match"  # storage rows only: deadline, stream position and end after the row
-NEW_MATCH_VERSION = 1
+NEW_MATCH_VERSION = 2
 """The fairness version of a match started now (``LiveMatch.start``)."""
 FAIRNESS_VERSIONS = (1, 2)
 """1: the plant chain only (R3b; matches an older server started); 2: the whole-match transcript (R3c)."""

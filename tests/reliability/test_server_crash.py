@@ -473,7 +473,9 @@ class Campaign:
                     f"{s.label}: deadline {last['deadline']} before the kill, {state['deadline']} after"
                 )
                 assert state["deadline"]["left"] <= last["deadline"]["left"] + STALE_TICK
-            differences = view_oracle.state_differences(state, actions, started=m.started, turn_seconds=m.turn_seconds)
+            differences = view_oracle.state_differences(
+                state, actions, started=m.started, turn_seconds=m.turn_seconds, start=s.start
+            )
             self.states_compared += 1
             self.mismatches += [f"{s.label} after kill {self.kills}: {d}" for d in differences]
             s.in_flight = None

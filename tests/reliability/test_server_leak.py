@@ -50,6 +50,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import Phase as Stage
 from hypothesis import strategies as st
+from support import view_oracle
 from support.harness import Client, Harness, oracle_message
 from support.reliability import record_figure, scaled
 from support.strategies import REAL_CODE, resolve_guess, stranger_requests
@@ -1151,7 +1152,15 @@ def _genuine(match: LiveMatch, seq: int, key: str) -> str | None:
 
 
 def _transcript_at(match: LiveMatch, seq: int) -> str:
-    """The R3b transcript after the first ``seq`` record actions of ``match``."""
+    """The transcript after the first ``seq`` record actions of ``match``: version 2's whole-match
+    hash (R3c, rehashed by ``view_oracle``), version 1's plant chain (R3b)."""
+    if match.version == 2:
+        return view_oracle.transcript_v2(
+            match.history[: min(seq, match.seq)], match_id=match.id, commitment=match.commitment,
+            client_seeds=match.client_seeds, nonce=match.number, first_player=match.first_rule,
+            join_order=match.join_order, turn_seconds=match.turn_seconds, started=match.started,
+            previous=match.previous,
+        )[-1]
     for i in range(min(seq, match.seq) - 1, -1, -1):
         entry = match.history[i]
         if entry["type"] == "plant":

@@ -219,7 +219,9 @@ async def check_against_replay(*seats_clients: tuple[Seat, LineClient]) -> int:
         state = c.last("state")
         start = c.last("match_start")
         assert state is not None and start is not None
-        differences = view_oracle.state_differences(state, actions, started=start["started"], turn_seconds=start["turn_seconds"])
+        differences = view_oracle.state_differences(
+            state, actions, started=start["started"], turn_seconds=start["turn_seconds"], start=start
+        )
         record_figure("silent-drop", "mismatches with independent replay", len(differences))
         assert differences == [], f"{seat.name}: {differences}"
         compared += 1

@@ -12,6 +12,7 @@ import pytest
 from support.harness import Harness, oracle_message, play_to_score_end
 
 from mineduel.shared.fairness import commitments as fairness
+from mineduel.shared.fairness import transcript as tx
 from mineduel.shared.fairness.verify import verify_record
 from mineduel.shared.rules.engine import Phase
 from mineduel.shared.wire import links, names
@@ -203,7 +204,14 @@ def test_r3b_plant_commitment_goes_to_both_seats_without_the_cell():
     assert mine["commitment"] == theirs["commitment"] and mine["transcript"] == theirs["transcript"]
     match = h.match(first)
     assert theirs["commitment"] == fairness.mine_commitment(match.salts[0], match.id, 2, 0, 27)
-    assert second.last("state")["transcript"] == fairness.chain(fairness.transcript_start(match.id), theirs["commitment"])
+    # R3c: the transcript after the plant, hashed by hand from h_0 (all three at the start time,
+    # each an opening step: the deadline moves to at + 20 s each time).
+    at, deadline = 1_700_000_000_000, 1_700_000_020_000
+    h = second.all("state")[0]["transcript"]
+    h = tx.step(h, 0, 0, "explore", "0,0", at, False, deadline)
+    h = tx.step(h, 1, 1, "explore", "7,7", at, False, deadline)
+    h = tx.step(h, 2, 0, "plant", theirs["commitment"], at, False, deadline)
+    assert second.last("state")["transcript"] == theirs["transcript"] == h == match.transcript
 
 
 # ----- O5 normal-turn deadline ---------------------------------------------------------------------

@@ -40,12 +40,6 @@ from mineduel.shared.wire import messages as m
 V1_ROOM = Path(__file__).resolve().parents[1] / "support" / "data" / "fairness_v1_room.json.gz"
 
 
-@pytest.fixture(autouse=True)
-def _version_2(monkeypatch: pytest.MonkeyPatch) -> None:
-    """New matches are version 2 (until the server's switch, this module asks for it)."""
-    monkeypatch.setattr(match_module, "NEW_MATCH_VERSION", 2)
-
-
 # ----- the independent recomputation ----------------------------------------------------------------
 def recompute(record: dict[str, Any]) -> tuple[list[str], list[int | None]]:
     """``[h_0 .. h_n]`` and the deadline (ms) in force after each action, from the record alone."""
@@ -78,11 +72,14 @@ def recompute(record: dict[str, Any]) -> tuple[list[str], list[int | None]]:
     return hashes, deadlines
 
 
-def check_states(record: dict[str, Any], *clients: Client) -> int:
+def check_states(record: dict[str, Any], *clients: Client, verify: bool = True) -> int:
     """Every ``state`` of this match each client was shown carries ``h_seq``; every plant event
-    the hash right after it. Returns how many states were compared."""
+    the hash right after it; the record verifies. Returns how many states were compared."""
     hashes, _ = recompute(record)
     assert record["fairness"]["transcript"] == hashes[-1]
+    if verify:
+        report = verify_record(record)
+        assert report.ok, report.text()
     compared = 0
     for client in clients:
         for state in client.all("state"):
@@ -214,7 +211,10 @@ def test_o14_a_rematch_chains_the_previous_match_and_a_new_opponent_does_not() -
     newcomer.send(type="resign")
     record = newcomer.last("match_end")["record"]
     assert record["fairness"]["first_player"] == "draw" and record["fairness"]["previous_transcript"] is None
-    check_states(record, stayer, newcomer)
+    # Not verify_record: its first_player check wants nonce 1 for every drawn match, and this one
+    # (PROTOCOL.md: a match with a new opponent is drawn) has the room's next nonce. Left to the
+    # verifier and the design (reported); its transcript is checked here all the same.
+    check_states(record, stayer, newcomer, verify=False)
 
 
 def test_o4_o5_a_timeout_is_exactly_at_its_deadline_in_the_record() -> None:
@@ -386,8 +386,9 @@ def test_r3b_a_match_stored_by_the_version_1_server_stays_version_1() -> None:
 
 
 def test_version_2_is_what_new_matches_get_and_version_1_restores_unchanged() -> None:
-    """The blob says the version: a version 2 match's blob round-trips as version 2; a blob
-    without one is version 1 (the old server's); an unknown version is refused."""
+    """New matches are version 2; the blob says the version: a version 2 match's blob round-trips
+    as version 2; a blob without one is version 1 (the old server's); an unknown version is refused."""
+    assert match_module.NEW_MATCH_VERSION == 2
     h = Harness(seed=2)
     first, second = h.start()
     play(h, first, second, 3)

@@ -1,6 +1,11 @@
 """Nothing on the wire changes (issue 13): every byte the server sends in seeded sessions is
 compared with the capture the server wrote before the typed-vocabulary rewrite.
 
+Rewritten once since, on purpose (issue 14, fairness version 2): the same sessions, where only
+the transcript hashes (``state.transcript``, plant events' ``transcript``, the records'
+``fairness.transcript``) and the records' ``fairness`` (``version`` 2, ``previous_transcript``)
+differ from the issue 13 capture; its commit message has the count of each.
+
 The Harness scenarios (``wire_scenarios.py``) cover every ending with each seat winning,
 reconnects, replaced and expired seats, rematches, limits and refusals; the loopback test
 sends one seeded session through real sockets and the real line framing and compares what a

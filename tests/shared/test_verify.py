@@ -6,6 +6,7 @@ import copy
 import json
 
 import pytest
+from support import view_oracle
 from support.harness import Harness, play_to_score_end
 
 from mineduel.shared.cli.verify import main
@@ -142,6 +143,11 @@ def test_cli_accepts_the_servers_record_message(records, tmp_path):
 
 
 def test_transcript_matches_the_fairness_module(records):
-    """R3b: the record's transcript is fairness.transcript_hash over its mine commitments."""
+    """R3b/R3c: a new server record is version 2 and its transcript is the whole-match hash,
+    rehashed from RECORD.md's words (view_oracle); version 1's plant chain is fairness.transcript_hash."""
     r = records["score"]
-    assert fairness.transcript_hash(r["match_id"], r["fairness"]["mine_commitments"]) == r["fairness"]["transcript"]
+    assert r["fairness"]["version"] == 2
+    assert view_oracle.record_differences(r) == []
+    v1 = {**r, "fairness": {**r["fairness"], "version": 1}}
+    assert view_oracle.record_differences(v1) != []  # the plant chain is not this hash
+    assert fairness.transcript_hash(r["match_id"], r["fairness"]["mine_commitments"]) != r["fairness"]["transcript"]

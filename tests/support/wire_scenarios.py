@@ -1,8 +1,10 @@
 """Seeded server sessions whose every sent byte is compared with a stored capture.
 
-The capture (``tests/data/wire_golden.json.gz``) was written by the server as it was before the
-typed-vocabulary rewrite (issue 13); ``test_wire_golden.py`` replays the same scenarios against
-today's server and requires byte-identical output, peer by peer. Each scenario drives the
+The capture (``tests/support/data/wire_golden.json.gz``) was written by the server as it was
+before the typed-vocabulary rewrite (issue 13), and rewritten for fairness version 2 (issue 14:
+only transcript hashes and the records' fairness version/previous_transcript changed);
+``test_wire_golden.py`` replays the same scenarios against today's server and requires
+byte-identical output, peer by peer. Each scenario drives the
 in-process ``Harness`` on ``task.Clock`` with seeded entropy, so nothing in it depends on time.
 
     python tests/support/wire_scenarios.py --write   # only when a wire change is intended and documented
