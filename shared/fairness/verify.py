@@ -116,6 +116,9 @@ _SAFE_INT_BITS = 63
 """Integers of the record (nonce, stream_used) wider than this are refused as input: nothing real is."""
 _TOLERANCE_MS = 1
 """Record times have 3 decimals and are rounded one by one: sums and deadlines agree to within 1 ms."""
+_MAX_SECONDS = 1e12
+"""Times and durations beyond this many seconds (about 31,700 years) are refused as input: the
+transcript's milliseconds of them would not fit a float."""
 _MAX_NONCE = 2**53
 """R1: the reference program formats the nonce as a JavaScript number, exact below 2**53."""
 _ALWAYS_AUTO = frozenset({ActionType.TIMEOUT, ActionType.DISCONNECT, ActionType.VOID})
@@ -268,6 +271,7 @@ def _number(value: Any, where: str) -> float:
     except OverflowError:
         raise _Invalid(f"{where} is out of range") from None
     _need(math.isfinite(number), f"{where} must be a finite number, got {_show(value)}")
+    _need(abs(number) <= _MAX_SECONDS, f"{where} is out of range ({_show(value)} s)")
     return number
 
 

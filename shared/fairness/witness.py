@@ -28,8 +28,8 @@ Layout (every key required; other keys are ignored)::
 itself (resumed on another computer), its own name, the transcript before the first ``state``, the
 end before ``match_end``; the checks that need them are then not applicable, never passed.
 ``hex64`` is exactly 64 lowercase hex digits; integers are JSON integers (never ``true``/``false``),
-``seq`` and ``turns`` non-negative; numbers finite. :func:`parse` checks every field and raises
-:class:`InvalidWitness` naming the first one that is wrong. Pure: standard library and
+``seq`` and ``turns`` non-negative; numbers finite and at most ``1e12`` in size. :func:`parse`
+checks every field and raises :class:`InvalidWitness` naming the first one that is wrong. Pure: standard library and
 ``mineduel.shared`` only, no I/O (the client stores the text, the CLI reads the file).
 """
 
@@ -60,6 +60,9 @@ __all__ = [
 FORMAT = "mine-duel-witness/1"
 
 T = TypeVar("T")
+
+MAX_SECONDS = 1e12
+"""Times and durations are seconds of at most this size (about 31,700 years): anything larger is not a clock."""
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -288,6 +291,8 @@ def _number(value: Any, where: str) -> float:
         finite = False
     if not finite:
         raise _fail(where, f"must be a finite number, got {_show(value)}")
+    if abs(value) > MAX_SECONDS:
+        raise _fail(where, f"is out of range: {_show(value)} s")
     return float(value)
 
 

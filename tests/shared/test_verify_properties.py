@@ -257,7 +257,7 @@ def test_the_honest_matches_of_the_properties_verify():
 
 _SCALARS = (
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True)
-    | st.text(max_size=70) | st.sampled_from([10**400, -(10**400), 2**63, 2**53, -1, 0, 1, math.nan, math.inf, "",
+    | st.text(max_size=70) | st.sampled_from([10**400, -(10**400), 2**63, 2**53, -1, 0, 1, math.nan, math.inf, 1.7e308, "",
                                             "0" * 64, "f" * 64, "F" * 64])
 )
 GARBAGE = st.recursive(

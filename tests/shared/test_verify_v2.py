@@ -560,6 +560,8 @@ def test_unknown_parts_of_the_witness_are_not_applicable(match):
         (("times", "turn_seconds"), float("nan")),
         (("times", "clock_started"), float("inf")),
         (("times", "elapsed"), 10**400),
+        (("times", "clock_ended"), 1.7e308),
+        (("actions", 0, "at"), -1e300),
         (("times", "turns"), -1),
         (("actions", 0, "at"), "soon"),
         (("actions", 0, "at"), None),

@@ -83,6 +83,7 @@ BAD_FIELDS = [
     (("match_start", "turn_seconds"), "20", "witness.match_start.turn_seconds"),
     (("match_start", "started"), math.inf, "witness.match_start.started"),
     (("match_start", "started"), 10**400, "witness.match_start.started"),
+    (("match_start", "turn_seconds"), 1.7e308, "witness.match_start.turn_seconds"),
     (("previous",), "abc", "witness.previous"),
     (("previous",), {"match_id": "x", "transcript": "zz"}, "witness.previous.transcript"),
     (("previous",), {"transcript": "0" * 64}, "witness.previous.match_id"),
