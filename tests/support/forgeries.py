@@ -321,33 +321,24 @@ def first_match_swap(record: Record) -> Record:
 def moved_mine(record: Record) -> Record:
     """4. The opponent's planted mine moved onto a cell the victim explored safely later: the match
     now ends there as a KO. The plant's commitment is recomputed from its revealed salt; the
-    actions after the KO, their salts and the end times go."""
+    actions after the KO, their salts and the end times go. (An auto-plant is left alone: the
+    stream chose its cell.)"""
     played = replay(record)
     entries = record["actions"]
-    candidates = []
-    for seq, planter, cell in played.plants:
-        for q in range(seq + 1, len(entries)):
+    for p, planter, cell in played.plants:
+        if entries[p].get("auto"):
+            continue
+        for q in range(p + 1, len(entries)):
             e = entries[q]
-            if e["type"] == "explore" and e["seat"] != planter and _cell_of(e) != cell:
-                candidates.append((seq, planter, q, _cell_of(e)))
-
-    def forged(p: int, q: int, target: int) -> Record:
-        out = copy.deepcopy(record)
-        out["actions"] = out["actions"][: q + 1]
-        _set_cell(out["actions"][p], target)
-        return out
-
-    def ko_at(q: int, planter: int) -> Callable[[Replayed], bool]:
-        def accept(r: Replayed) -> bool:
+            if e["type"] != "explore" or e["seat"] == planter or _cell_of(e) == cell:
+                continue
+            out = copy.deepcopy(record)
+            out["actions"] = out["actions"][: q + 1]
+            _set_cell(out["actions"][p], _cell_of(e))
+            r = replay(out)
             outcome = r.state.outcome()
-            return outcome is not None and str(outcome.reason) == "ko" and outcome.winner == planter
-        return accept
-
-    for p, planter, q, target in candidates:
-        out = forged(p, q, target)
-        r = replay(out)
-        if r.accepted and ko_at(q, planter)(r) and not any(e.get("auto") for e in out["actions"][p:p + 1]):
-            return reseal(out)
+            if r.accepted and outcome is not None and str(outcome.reason) == "ko" and outcome.winner == planter:
+                return reseal(out)
     raise NoForgery("no plant can be moved onto a cell the other seat explored later")
 
 
