@@ -15,12 +15,12 @@ same bytes; :mod:`mineduel.shared.wire.board` turns boards into masks and views.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar, Literal, TypeAlias, TypeVar
 
-from mineduel.shared.wire.names import ClientType, ServerType
+from mineduel.shared.rules.vocabulary import Phase, Reason
+from mineduel.shared.wire.names import ROOM_CODE_ALPHABET, ROOM_CODE_LENGTH, ClientType, ServerType
 
 Json: TypeAlias = dict[str, Any]
 """A JSON object as the codec reads and writes it (only here and in the codec)."""
@@ -78,21 +78,97 @@ def _need(obj: Mapping[str, Any], key: str) -> Any:
     return obj[key]
 
 
+# Bounds of what a client accepts (issue 15: a field the screens draw must never overflow or crash
+# them later). PROTOCOL.md §2 and §5 fix the shapes (codes, hex digits, layers, cells, 0/1); where
+# it is silent, these (docs/RELIABILITY.md, "Hostile servers and corrupt files"):
+TIME_MAX = 1e12
+"""|server-clock time| in seconds (``server_time``, deadlines' ``at``, ``started``, ``expires``,
+an event's ``at``): Unix time is 1.7e9 today, so this is tens of thousands of years either way."""
+DURATION_MAX = 1e9
+"""Seconds: a deadline's ``left``, ``at - server_time``, ``elapsed``, the welcome's intervals and
+rule lengths (a server run with ``--turn-seconds 1e9`` still speaks to the client: 31.7 years)."""
+RATE_MAX = 1e9
+"""The welcome's ``messages_per_second`` and ``burst`` (scripted servers switch limits off with 1e6)."""
+COUNT_MAX = 10**9
+"""``seq``, ``turn``, ``turns``, ``nonce``, ``protocol``, ``max_line``, an event's ``seq``."""
+SCORE_MAX = 64
+"""|O10 score|: right minus wrong markers, at most one marker per cell of the 8×8 board."""
+EVENTS_MAX = 100_000
+"""Events in one ``state`` (on ``resume``, the whole history; a 1 MiB line holds about 12,000)."""
+RECORD_DEPTH = 32
+"""Nesting of a ``match_end``/``record`` record object (RECORD.md's deepest is 4 levels)."""
+# Character sets as bytes: ``text.encode().translate(None, chars)`` deletes them in C, so a string made
+# of them only leaves ``b""`` (measured: 0.18 µs for 64 hex digits, a frozenset test 0.53, a regex 0.37).
+_HEX = b"0123456789abcdef"
+_ROOM_CODE_CHARS = ROOM_CODE_ALPHABET.encode()
+_SEED_CHARS = frozenset(chr(c) for c in range(0x20, 0x7F)) - {":"}  # §4: printable ASCII except ':'
+_STATUSES = frozenset({"waiting", "playing", "finished"})  # §5 room / room_info
+_PHASES = frozenset(p.value for p in Phase)  # §5 state.phase (F1, F2)
+_REASONS = frozenset(r.value for r in Reason)  # RECORD.md's result reasons
+_FIRST_RULES = frozenset({"draw", "swap"})  # §5 match_start (O3, O14)
+_WINNERS = {"win": "me", "loss": "opponent", "draw": None, "void": None}  # C4: outcome → winner
+_WORD_CHARS = b"abcdefghijklmnopqrstuvwxyz_0123456789"  # codes, request and action names
+
+
+def _only(text: str, chars: bytes) -> bool:
+    """Whether ``text`` is made of ``chars`` (ASCII) only."""
+    return text.isascii() and not text.encode().translate(None, chars)
+
+
 def _str(obj: Mapping[str, Any], key: str, *, limit: int = 4096) -> str:
     value = _need(obj, key)
     if not isinstance(value, str) or len(value) > limit:
-        raise BadMessage(f"{key!r} must be a string")
+        raise BadMessage(f"{key!r} must be a string of at most {limit} characters")
+    if "\x00" in value:  # pygame cannot draw it (a ValueError while drawing, frames later)
+        raise BadMessage(f"{key!r} holds a NUL character")
     return value
 
 
-def _opt_str(obj: Mapping[str, Any], key: str) -> str | None:
-    return None if obj.get(key) is None else _str(obj, key)
+def _opt_str(obj: Mapping[str, Any], key: str, *, limit: int = 4096) -> str | None:
+    return None if obj.get(key) is None else _str(obj, key, limit=limit)
 
 
-def _int(obj: Mapping[str, Any], key: str) -> int:
+def _word(obj: Mapping[str, Any], key: str, *, limit: int = 32) -> str:
+    """A protocol word (an error code, a request or action name): lower-case letters, digits, ``_``."""
+    value = _str(obj, key, limit=limit)
+    if not value or not _only(value, _WORD_CHARS):
+        raise BadMessage(f"{key!r} must be a protocol word")
+    return value
+
+
+def _choice(obj: Mapping[str, Any], key: str, allowed: frozenset[str]) -> str:
+    value = _need(obj, key)
+    if not isinstance(value, str) or value not in allowed:
+        raise BadMessage(f"{key!r} must be one of {sorted(allowed)}")
+    return value
+
+
+def _hex(obj: Mapping[str, Any], key: str, digits: int) -> str:
+    """Exactly ``digits`` lower-case hex digits (tokens, match ids, commitments, transcripts: §2, §10)."""
+    value = _need(obj, key)
+    if not (isinstance(value, str) and len(value) == digits and _only(value, _HEX)):
+        raise BadMessage(f"{key!r} must be {digits} lowercase hex digits")
+    return value
+
+
+def _opt_hex(obj: Mapping[str, Any], key: str, digits: int) -> str | None:
+    return None if obj.get(key) is None else _hex(obj, key, digits)
+
+
+def _room_code(obj: Mapping[str, Any], key: str = "room") -> str:
+    """A room code as the server writes it: 6 characters of the alphabet (§2)."""
+    value = _need(obj, key)
+    if not (isinstance(value, str) and len(value) == ROOM_CODE_LENGTH and _only(value, _ROOM_CODE_CHARS)):
+        raise BadMessage(f"{key!r} must be a room code")
+    return value
+
+
+def _int(obj: Mapping[str, Any], key: str, low: int = 0, high: int = COUNT_MAX) -> int:
     value = _need(obj, key)
     if type(value) is not int:
         raise BadMessage(f"{key!r} must be an integer")
+    if not low <= value <= high:
+        raise BadMessage(f"{key!r} must be from {low} to {high}")
     return value
 
 
@@ -103,15 +179,44 @@ def _bool(obj: Mapping[str, Any], key: str) -> bool:
     return value
 
 
-def _number(obj: Mapping[str, Any], key: str) -> float:
+def _number(obj: Mapping[str, Any], key: str, low: float = -TIME_MAX, high: float = TIME_MAX) -> float:
+    """A finite JSON number from ``low`` to ``high``; by default a server-clock time."""
     value = _need(obj, key)
-    if type(value) not in (int, float) or not math.isfinite(value):
-        raise BadMessage(f"{key!r} must be a finite number")
+    if type(value) not in (int, float) or not low <= value <= high:  # NaN compares false: refused too
+        raise BadMessage(f"{key!r} must be a number from {low:g} to {high:g}")
     return value  # type: ignore[no-any-return]  # int or float, kept as sent
 
 
 def _opt_number(obj: Mapping[str, Any], key: str) -> float | None:
     return None if obj.get(key) is None else _number(obj, key)
+
+
+def _positive(obj: Mapping[str, Any], key: str, high: float = DURATION_MAX) -> float:
+    """A length of time or a rate the welcome announces: above 0, at most ``high``."""
+    value = _number(obj, key, 0.0, high)
+    if value <= 0:
+        raise BadMessage(f"{key!r} must be above 0")
+    return value
+
+
+def _within(at: float, server_time: float, key: str) -> None:
+    """A deadline no further from the message's ``server_time`` than :data:`DURATION_MAX` (§2: the
+    client counts ``at - server_time`` on its own clock)."""
+    if at - server_time > DURATION_MAX:
+        raise BadMessage(f"{key!r} is more than {DURATION_MAX:g} s after server_time")
+
+
+def _record(obj: Mapping[str, Any], key: str) -> RecordJson:
+    """A record object (RECORD.md; read strictly by ``fairness.record``), no deeper than :data:`RECORD_DEPTH`."""
+    value = _object(obj, key)
+    level: list[Any] = [value]
+    for _ in range(RECORD_DEPTH):
+        inner = [v for item in level for v in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(v, (dict, list))]
+        if not inner:
+            return dict(value)
+        level = inner
+    raise BadMessage(f"{key!r} is nested more than {RECORD_DEPTH} levels deep")
 
 
 def _object(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -145,9 +250,10 @@ def _seat(obj: Mapping[str, Any], key: str = "seat") -> int:
 
 def _rid(obj: Mapping[str, Any]) -> RequestId | None:
     value = obj.get("id")
-    if value is None or (isinstance(value, str) and len(value) <= 64) or type(value) is int:
+    # An echo of the request's id: any integer the server can write (orjson: -2**63 to 2**64 - 1).
+    if value is None or (isinstance(value, str) and len(value) <= 64) or (type(value) is int and -(2**63) <= value < 2**64):
         return value
-    raise BadMessage("'id' must be a string or an integer")
+    raise BadMessage("'id' must be a string of at most 64 characters or a 64-bit integer")
 
 
 def _rows(obj: Mapping[str, Any], key: str, alphabet: str) -> tuple[str, ...]:
@@ -200,7 +306,15 @@ class Deadline:
     def parse(cls, obj: Mapping[str, Any] | None) -> Deadline | None:
         if obj is None:
             return None
-        return cls(_number(obj, "at"), _number(obj, "left"))
+        return cls(_number(obj, "at"), _number(obj, "left", 0.0, DURATION_MAX))
+
+    @classmethod
+    def parse_near(cls, obj: Mapping[str, Any] | None, server_time: float | None, key: str) -> Deadline | None:
+        """:meth:`parse`, the deadline also no further than :data:`DURATION_MAX` after ``server_time``."""
+        deadline = cls.parse(obj)
+        if deadline is not None and server_time is not None:
+            _within(deadline.at, server_time, key)
+        return deadline
 
 
 @_fast_init
@@ -236,15 +350,20 @@ class Result:
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> Result:
-        outcome = _str(obj, "outcome")
-        if outcome not in ("win", "loss", "draw", "void"):
+        outcome = _str(obj, "outcome", limit=8)
+        if outcome not in _WINNERS:
             raise BadMessage(f"unknown outcome {outcome!r}")
+        winner = _opt_relative(obj, "winner")
+        if winner != _WINNERS[outcome]:  # C4: a win is mine, a loss the opponent's, draws and voids nobody's
+            raise BadMessage(f"outcome {outcome!r} with winner {winner!r}")
         scores = _opt_object(obj, "scores")
         return cls(
             outcome,  # type: ignore[arg-type]  # checked just above
-            _opt_relative(obj, "winner"),
-            _str(obj, "reason", limit=32),
-            None if scores is None else Scores(_int(scores, "me"), _int(scores, "opponent")),
+            winner,
+            _choice(obj, "reason", _REASONS),
+            None if scores is None else Scores(
+                _int(scores, "me", -SCORE_MAX, SCORE_MAX), _int(scores, "opponent", -SCORE_MAX, SCORE_MAX),
+            ),
         )
 
 
@@ -306,12 +425,12 @@ class SeenAction:
         return cls(
             _int(obj, "seq"),
             _relative(obj, "by"),
-            _str(obj, "action", limit=32),
+            _word(obj, "action"),  # RECORD.md's types; one this client does not know is skipped (online_match)
             None if cell is None else list(_cell(cell)),
             _number(obj, "at"),
             auto,
-            _opt_str(obj, "commitment"),
-            _opt_str(obj, "transcript"),
+            _opt_hex(obj, "commitment", 64),  # SHA3-256 (§10, R3b)
+            _opt_hex(obj, "transcript", 64),
         )
 
 
@@ -338,12 +457,12 @@ class SeatInfo:
         }
 
     @classmethod
-    def parse(cls, obj: Mapping[str, Any] | None) -> SeatInfo | None:
+    def parse(cls, obj: Mapping[str, Any] | None, server_time: float | None = None) -> SeatInfo | None:
         if obj is None:
             return None
         return cls(
             _str(obj, "name", limit=64), _bool(obj, "connected"), _bool(obj, "ready"), _bool(obj, "rematch"),
-            Deadline.parse(_opt_object(obj, "grace")), _bool(obj, "grace_expired"),
+            Deadline.parse_near(_opt_object(obj, "grace"), server_time, "grace"), _bool(obj, "grace_expired"),
         )
 
 
@@ -446,7 +565,10 @@ class Error:
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> Error:
-        return cls(_str(obj, "code", limit=64), _str(obj, "message"), _opt_str(obj, "request"), _rid(obj))
+        # ``request`` echoes the refused line's ``type`` (even an unknown one) and ``message`` may quote it:
+        # both as long as a request line can be (PROTOCOL.md §1: 8192 bytes), with room to spare.
+        return cls(_word(obj, "code", limit=64), _str(obj, "message", limit=16384),
+                   _opt_str(obj, "request", limit=8192), _rid(obj))
 
 
 @_fast_init
@@ -465,7 +587,7 @@ class Ok:
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> Ok:
-        return cls(_str(obj, "request", limit=32), _rid(obj), None if obj.get("seq") is None else _int(obj, "seq"))
+        return cls(_word(obj, "request"), _rid(obj), None if obj.get("seq") is None else _int(obj, "seq"))
 
 
 @_fast_init
@@ -511,7 +633,7 @@ class RoomCreated:
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> RoomCreated:
-        return cls(_str(obj, "room", limit=16), _str(obj, "invite", limit=512), _str(obj, "token", limit=64), _rid(obj))
+        return cls(_room_code(obj), _str(obj, "invite", limit=512), _hex(obj, "token", 64), _rid(obj))
 
 
 @_fast_init
@@ -534,8 +656,8 @@ class RoomInfo:
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> RoomInfo:
         return cls(
-            _str(obj, "room", limit=16), _str(obj, "status", limit=16), _int(obj, "seats"), _bool(obj, "open"),
-            _str(obj, "commitment", limit=64), _rid(obj),
+            _room_code(obj), _choice(obj, "status", _STATUSES), _int(obj, "seats", 0, 2), _bool(obj, "open"),
+            _hex(obj, "commitment", 64), _rid(obj),
         )
 
 
@@ -561,8 +683,8 @@ class Joined:
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> Joined:
         resumed = _bool(obj, "resumed")
-        token = None if resumed else _str(obj, "token", limit=64)
-        return cls(_str(obj, "room", limit=16), _str(obj, "invite", limit=512), token, resumed, _rid(obj))
+        token = None if resumed else _hex(obj, "token", 64)
+        return cls(_room_code(obj), _str(obj, "invite", limit=512), token, resumed, _rid(obj))
 
 
 @_fast_init
@@ -593,12 +715,12 @@ class Room:
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> Room:
-        me = SeatInfo.parse(_object(obj, "me"))
+        server_time = _number(obj, "server_time")
+        me = SeatInfo.parse(_object(obj, "me"), server_time)
         assert me is not None
         return cls(
-            _str(obj, "room", limit=16), _str(obj, "status", limit=16), me, SeatInfo.parse(_opt_object(obj, "opponent")),
-            _opt_str(obj, "match_id"), _str(obj, "next_commitment", limit=64), _opt_number(obj, "expires"),
-            _number(obj, "server_time"),
+            _room_code(obj), _choice(obj, "status", _STATUSES), me, SeatInfo.parse(_opt_object(obj, "opponent"), server_time),
+            _opt_hex(obj, "match_id", 16), _hex(obj, "next_commitment", 64), _opt_number(obj, "expires"), server_time,
         )
 
 
@@ -639,15 +761,15 @@ class MatchStart:
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> MatchStart:
         seeds = _need(obj, "client_seeds")
-        if not (isinstance(seeds, list) and len(seeds) == 2 and all(isinstance(s, str) and len(s) <= 64 for s in seeds)):
-            raise BadMessage("'client_seeds' must be two strings")
-        index = _int(obj, "my_seed_index")
-        if index not in (0, 1):
-            raise BadMessage("'my_seed_index' must be 0 or 1")
+        # §4: a seed is 0-64 printable ASCII characters other than ':'.
+        if not (isinstance(seeds, list) and len(seeds) == 2
+                and all(isinstance(s, str) and len(s) <= 64 and _SEED_CHARS.issuperset(s) for s in seeds)):
+            raise BadMessage("'client_seeds' must be two seeds (printable ASCII without ':')")
+        index = _int(obj, "my_seed_index", 0, 1)
         return cls(
-            _str(obj, "room", limit=16), _str(obj, "match_id", limit=16), _seat(obj), _relative(obj, "first"),
-            _str(obj, "first_player_rule", limit=16), _str(obj, "commitment", limit=64), list(seeds), index,
-            _int(obj, "nonce"), _number(obj, "turn_seconds"), _str(_object(obj, "opponent"), "name", limit=64),
+            _room_code(obj), _hex(obj, "match_id", 16), _seat(obj), _relative(obj, "first"),
+            _choice(obj, "first_player_rule", _FIRST_RULES), _hex(obj, "commitment", 64), list(seeds), index,
+            _int(obj, "nonce"), _positive(obj, "turn_seconds"), _str(_object(obj, "opponent"), "name", limit=64),
             _number(obj, "started"),
         )
 
@@ -696,15 +818,17 @@ class State:
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> State:
         events = _need(obj, "events")
-        if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
-            raise BadMessage("'events' must be a list of objects")
+        if not isinstance(events, list) or len(events) > EVENTS_MAX or not all(isinstance(e, dict) for e in events):
+            raise BadMessage(f"'events' must be a list of at most {EVENTS_MAX} objects")
         result = _opt_object(obj, "result")
+        server_time = _number(obj, "server_time")
         return cls(
-            match_id=_str(obj, "match_id", limit=16), seq=_int(obj, "seq"), seat=_seat(obj),
-            phase=_str(obj, "phase", limit=16), to_move=_opt_relative(obj, "to_move"), turn=_int(obj, "turn"),
-            quota_left=_int(obj, "quota_left"), deadline=Deadline.parse(_opt_object(obj, "deadline")),
-            server_time=_number(obj, "server_time"), board=Board.parse(_object(obj, "board")),
-            transcript=_str(obj, "transcript", limit=64), events=tuple(SeenAction.parse(e) for e in events),
+            match_id=_hex(obj, "match_id", 16), seq=_int(obj, "seq"), seat=_seat(obj),
+            phase=_choice(obj, "phase", _PHASES), to_move=_opt_relative(obj, "to_move"), turn=_int(obj, "turn"),
+            quota_left=_int(obj, "quota_left", 0, 1),  # A3: one new marker per turn
+            deadline=Deadline.parse_near(_opt_object(obj, "deadline"), server_time, "deadline"),
+            server_time=server_time, board=Board.parse(_object(obj, "board")),
+            transcript=_hex(obj, "transcript", 64), events=tuple(SeenAction.parse(e) for e in events),
             result=None if result is None else Result.parse(result),
         )
 
@@ -732,9 +856,12 @@ class Presence:
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> Presence:
+        if obj.get("who") != "opponent":  # §5: presence is always about the opponent
+            raise BadMessage("'who' must be 'opponent'")
+        server_time = _number(obj, "server_time")
         return cls(
-            _bool(obj, "connected"), Deadline.parse(_opt_object(obj, "deadline")), _bool(obj, "grace_expired"),
-            _number(obj, "server_time"),
+            _bool(obj, "connected"), Deadline.parse_near(_opt_object(obj, "deadline"), server_time, "deadline"),
+            _bool(obj, "grace_expired"), server_time,
         )
 
 
@@ -769,9 +896,9 @@ class MatchEnd:
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> MatchEnd:
         return cls(
-            _str(obj, "match_id", limit=16), _seat(obj), Result.parse(_object(obj, "result")),
-            Reveal.parse(_object(obj, "reveal")), _int(obj, "turns"), _number(obj, "elapsed"),
-            dict(_object(obj, "record")), _str(obj, "next_commitment", limit=64),
+            _hex(obj, "match_id", 16), _seat(obj), Result.parse(_object(obj, "result")),
+            Reveal.parse(_object(obj, "reveal")), _int(obj, "turns"), _number(obj, "elapsed", 0.0, DURATION_MAX),
+            _record(obj, "record"), _hex(obj, "next_commitment", 64),
         )
 
 
@@ -803,7 +930,7 @@ class RecordReply:
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> RecordReply:
-        return cls(_str(obj, "match_id", limit=16), dict(_object(obj, "record")), _rid(obj))
+        return cls(_hex(obj, "match_id", 16), _record(obj, "record"), _rid(obj))
 
 
 @_fast_init
@@ -818,7 +945,7 @@ class RoomClosed:
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> RoomClosed:
-        return cls(_str(obj, "room", limit=16), _str(obj, "reason", limit=64))
+        return cls(_room_code(obj), _word(obj, "reason", limit=64))
 
 
 @_fast_init
@@ -832,7 +959,7 @@ class ServerClosing:
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> ServerClosing:
-        return cls(_str(obj, "reason", limit=64))
+        return cls(_word(obj, "reason", limit=64))
 
 
 ServerMessage: TypeAlias = (
