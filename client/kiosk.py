@@ -330,6 +330,10 @@ def _read(path: Path) -> tuple[KioskConfig, list[str]]:
         return KioskConfig(), ["not UTF-8 text; using the defaults"]
     except tomllib.TOMLDecodeError as exc:
         return KioskConfig(), [f"not valid TOML ({exc}); using the defaults"]
+    except RecursionError:  # tomllib reads nested arrays and tables recursively (issue 15)
+        return KioskConfig(), ["nested too deep to be a config file; using the defaults"]
+    except ValueError as exc:  # tomllib lets int() refuse a number of more than 4300 digits
+        return KioskConfig(), [f"not valid TOML ({str(exc)[:120]}); using the defaults"]
     return parse_config(data)
 
 

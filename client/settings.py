@@ -18,6 +18,7 @@ from pathlib import Path
 import platformdirs
 
 from mineduel.client.i18n import LANGUAGES
+from mineduel.client.localfiles import NOTHING, preview, read_json
 
 log = logging.getLogger(__name__)
 
@@ -52,17 +53,10 @@ class SettingsStore:
 
     def load(self) -> Settings:
         """The saved settings, or defaults (logged) when the file is missing, unreadable or wrong."""
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return Settings()
-        except (OSError, UnicodeDecodeError) as exc:
-            log.warning("settings: cannot read %s (%s); using defaults", self.path, exc)
-            return Settings()
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            log.warning("settings: %s is not valid JSON (%s); using defaults", self.path, exc)
+        # Any file at all (binary, cut short, nested 100,000 deep, 1e400...) is defaults and one log
+        # line (localfiles.read_json), never a traceback at start.
+        data = read_json(self.path, "settings")
+        if data is NOTHING:
             return Settings()
         if not isinstance(data, dict):
             log.warning("settings: %s does not hold an object; using defaults", self.path)
@@ -70,10 +64,10 @@ class SettingsStore:
         settings = Settings()
         language = data.get("language")
         if language is not None:
-            if language in LANGUAGES:
+            if isinstance(language, str) and language in LANGUAGES:
                 settings = replace(settings, language=language)
             else:
-                log.warning("settings: unknown language %r in %s; asking again", language, self.path)
+                log.warning("settings: unknown language %s in %s; asking again", preview(language), self.path)
         return settings
 
     def save(self, settings: Settings) -> bool:

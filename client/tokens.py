@@ -21,8 +21,10 @@ import tempfile
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from mineduel.client.localfiles import NOTHING, flag, integer, number, read_json, text
 from mineduel.client.settings import default_data_dir
 from mineduel.shared.wire.links import normalise_pin
+from mineduel.shared.wire.names import ROOM_CODE_ALPHABET, ROOM_CODE_LENGTH
 
 log = logging.getLogger(__name__)
 
@@ -69,28 +71,29 @@ class TokenStore:
 
     def load(self) -> SavedSession | None:
         """The saved session, or ``None`` when there is none or it makes no sense (logged)."""
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        data = read_json(self.path, "tokens")  # any file at all: a session, or None and one log line
+        if data is NOTHING:
             return None
-        except (OSError, ValueError, UnicodeDecodeError) as exc:
-            log.warning("tokens: cannot read %s (%s)", self.path, exc)
-            return None
-        try:
-            session = SavedSession(
-                host=str(data["host"]),
-                port=int(data["port"]),
-                room=str(data["room"]),
-                token=str(data["token"]),
-                playing=bool(data.get("playing", False)),
-                saved_at=float(data.get("saved_at", 0.0)),
-                tls=data.get("tls", False) is True,
-                pin=None if data.get("pin") is None else normalise_pin(str(data["pin"])),
-            )
-        except (KeyError, TypeError, ValueError, AttributeError):
+        if not isinstance(data, dict):
             log.warning("tokens: %s does not hold a session", self.path)
             return None
-        if _TOKEN.fullmatch(session.token) is None or not 0 < session.port < 65536:
+        try:
+            pin = data.get("pin")
+            session = SavedSession(
+                host=text(data, "host"),
+                port=integer(data, "port", 1, 65535),
+                room=text(data, "room", limit=ROOM_CODE_LENGTH),
+                token=text(data, "token", limit=64),
+                playing=flag(data, "playing", False),
+                saved_at=number(data, "saved_at", 0.0),
+                tls=flag(data, "tls", False),
+                pin=None if pin is None else normalise_pin(text(data, "pin", limit=200)),
+            )
+        except ValueError as exc:
+            log.warning("tokens: %s does not hold a session (%s)", self.path, exc)
+            return None
+        if (_TOKEN.fullmatch(session.token) is None or not session.host
+                or len(session.room) != ROOM_CODE_LENGTH or not set(session.room) <= set(ROOM_CODE_ALPHABET)):
             log.warning("tokens: %s holds a malformed session", self.path)
             return None
         return session

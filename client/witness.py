@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
+from mineduel.client.localfiles import NOTHING, read_json
 from mineduel.client.records import WriteResult, classify
 from mineduel.client.settings import default_data_dir
 from mineduel.shared.wire.messages import MatchEnd, MatchStart, Room, State
@@ -232,14 +233,9 @@ class WitnessStore:
             log.warning("witness: cannot remove %s (%s)", self.folder / PENDING_NAME, exc)
 
     def _read(self, path: Path) -> object | None:
-        try:
-            data: object = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, UnicodeDecodeError) as exc:
-            log.warning("witness: cannot read %s (%s)", path, exc)
-            return None
-        return data
+        # Any file at all (nested 100,000 deep, 1e400, binary): its JSON, or None and one log line (issue 15).
+        data: object = read_json(path, "witness")
+        return None if data is NOTHING else data
 
     def _write(self, target: Path, data: WitnessJson, *, durable: bool) -> WriteResult:
         """Write atomically (``durable``: also fsync, for what must survive a crash: the seed, start, end)."""
