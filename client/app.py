@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,7 @@ from mineduel.client.online_client import OnlineClient, OnlineServices
 from mineduel.client.records import RecordStore
 from mineduel.client.scenes.base import Context, SceneStack
 from mineduel.client.scenes.game import GameScene
+from mineduel.client.scenes.problem import ProblemScene, ReconnectTo, reconnect_target
 from mineduel.client.settings import Settings, SettingsStore
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import KeyEvent, PointerEvent, PointerKind, WheelEvent, translate
@@ -289,9 +291,27 @@ class App:
 
     # ----- the frame ---------------------------------------------------------------------------------------
     def frame(self) -> float | None:
-        """Run one frame; the seconds until the next one is wanted, or ``None`` to quit."""
+        """Run one frame; the seconds until the next one is wanted, or ``None`` to quit.
+
+        Nothing escapes it: an exception from a scene, an input handler or the online session is
+        logged with its traceback and becomes the problem screen (:meth:`show_problem`); one from
+        the problem screen itself ends the app cleanly (its connections closed) rather than leave
+        a window that draws nothing and answers nobody.
+        """
         now = self.clock()
         self._last_frame = now
+        try:
+            return self._frame(now)
+        except Exception:
+            if isinstance(self.stack.top, ProblemScene):
+                log.exception("the problem screen failed too; closing the game")
+                self._running = False
+                return None
+            log.exception("a frame failed; showing the problem screen")
+            self.show_problem()
+            return ACTIVE_INTERVAL
+
+    def _frame(self, now: float) -> float | None:
         for event in pygame.event.get():
             self.handle_event(event, now)
         if self.kiosk is not None:
@@ -304,6 +324,44 @@ class App:
         if self._full or self._dirty:
             self.render()
         return self.next_interval(now)
+
+    # ----- when a frame fails (issue 15) ---------------------------------------------------------------
+    def show_problem(self) -> None:
+        """Close the online connection (the server counts the seat as dropped, O12: nothing answers
+        its pings from here on), drop every scene, and show the problem screen with Reconnect (when
+        there was a server) and Back."""
+        session = self.online_session
+        target = reconnect_target(session)
+        self.online_session = None
+        if session is not None:
+            try:
+                session.close()
+            except Exception:
+                log.exception("closing the online session failed")
+        self.stack.abandon()
+        reconnect = None if target is None else partial(self._reconnect, target)
+        self.stack.push(ProblemScene(self.ctx, online=target is not None, on_back=self.back_to_cpu, on_reconnect=reconnect))
+        self.viewport.scroll = 0
+        self._drag = None
+        self._full = True
+
+    def back_to_cpu(self) -> None:
+        """A fresh CPU game with its start popups (the problem screen's Back)."""
+        self.session = CpuSession(self.ctx, self.session.next_seed, **self._cpu_options())
+        self.game = GameScene(self.ctx, self.session)
+        self.stack.replace(self.game)
+
+    def _cpu_options(self) -> dict[str, str]:
+        return {} if self._kiosk_config is None else {"default_difficulty": self._kiosk_config.difficulty}
+
+    def _reconnect(self, target: ReconnectTo) -> None:
+        """The problem screen's Reconnect: the online screen again, resuming the seat (or the server)."""
+        from mineduel.client.scenes.online import OnlineScene
+
+        scene = OnlineScene(self.ctx, resume=target.saved, on_play_cpu=self.back_to_cpu)  # as at start (--join)
+        self.stack.replace(scene)
+        if target.saved is None and scene.client is not None:
+            scene.connect_to(target.host, target.port, tls=target.tls, pin=target.pin)
 
     def next_interval(self, now: float) -> float:
         if self.stack.away:
@@ -461,6 +519,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.frame()  # the first frame before Twisted loads
 
     from twisted.internet import reactor, task
+    from twisted.python.failure import Failure
 
     from mineduel.server.client import install_steady_clock
 
@@ -476,8 +535,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             loop.interval = delay
 
+    def stopped(failure: Failure) -> None:
+        # App.frame lets nothing escape; should anything still stop the loop, the game ends (its
+        # connections closed in the finally below) instead of leaving a window that answers pings.
+        log.error("the frame loop stopped:\n%s", failure.getTraceback())
+        if reactor.running:
+            reactor.stop()
+
     loop = task.LoopingCall(tick)
-    loop.start(ACTIVE_INTERVAL, now=False)
+    loop.start(ACTIVE_INTERVAL, now=False).addErrback(stopped)
     if kiosk is not None:
         # Logged once Twisted's SIGTERM handler is in place: from here on SIGTERM ends the client cleanly.
         reactor.callWhenRunning(log.info, "kiosk: running; hold %s for %g s to quit (or send SIGTERM)",

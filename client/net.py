@@ -5,9 +5,10 @@ world, all on the one reactor that also drives the frames (STYLE.md):
 
 * :func:`tcp_connector` — a :class:`~mineduel.client.online_link.Connector` over TCP: the one line
   client of the server package (:class:`mineduel.server.client.LineClient`: newline-framed JSON
-  lines, docs/PROTOCOL.md §1, each read once into its typed class, ``pong`` answered at once, no
-  history kept), the session hearing it through :class:`TcpLink`; with ``tls=True`` over TLS, the
-  link opening only once the server's certificate passed its check;
+  lines, docs/PROTOCOL.md §1, each read once into its typed class, no history kept; a ``ping`` is
+  answered by the session from the frame loop, so a window whose loop stopped answers none), the
+  session hearing it through :class:`TcpLink`; with ``tls=True`` over TLS, the link opening only
+  once the server's certificate passed its check;
 * :func:`start_host` — "Host on this computer": the real server (``mineduel.server``) started inside
   this process and reactor, its database in the user's data folder, LAN discovery on;
 * :func:`discover_servers` — "Find games on this network": UDP discovery (§12);
@@ -25,6 +26,7 @@ import logging
 import socket
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from twisted.internet.abstract import isIPAddress, isIPv6Address
 from twisted.internet.defer import Deferred
@@ -92,7 +94,7 @@ class TcpLink:
 
     # ----- server_client.Listener (the line client's side) --------------------------------------
     def message_received(self, message: ServerMessage) -> None:
-        """A checked message (a ping was already answered by the line client)."""
+        """A checked message (a ping too: the session answers it on its next frame)."""
         if not self.garbage:
             self.listener.link_message(self, message)
 
@@ -111,14 +113,14 @@ class TcpLink:
 
 
 class _LineLink(server_client.LineClient):
-    """The line client (framing, one decode per line, pong at once) plus when the session hears
+    """The line client (framing, one decode per line; pings left to the session) plus when the session hears
     that the link opened or ended: over TLS only once the certificate passed, and a handshake
     that failed its check is ``link_refused``, never retried in plaintext."""
 
     MAX_LENGTH = MAX_LINE
 
     def __init__(self, handle: TcpLink, tls: bool = False) -> None:
-        super().__init__(CLIENT_NAME, listener=handle, keep=False)
+        super().__init__(CLIENT_NAME, auto_pong=False, listener=handle, keep=False)
         self.handle = handle
         self.tls = tls
         self._secured = False
@@ -228,11 +230,21 @@ def discover_servers(reactor: IReactorCore, *, port: int = DEFAULT_UDP_PORT, tim
             done([])
             return
         d.addCallbacks(
-            lambda found: done([FoundServer(s.host, s.port, s.name, s.open_rooms, s.protocol, s.tls, s.pin) for s in found]),
+            lambda found: done([f for f in map(listed, found) if f is not None]),
             lambda failure: done([]),
         )
 
     return run
+
+
+def listed(s: Any) -> FoundServer | None:
+    """A discovery answer as the home page lists it, or ``None``: anyone on the LAN may answer, so its
+    name is cut to 40 printable characters (pygame cannot draw a NUL) and its numbers must make sense."""
+    if not (type(s.port) is int and 0 < s.port < 65536 and type(s.open_rooms) is int and 0 <= s.open_rooms <= 1_000_000
+            and type(s.protocol) is int and isinstance(s.host, str) and 0 < len(s.host) <= 255):
+        return None
+    name = "".join(c for c in str(s.name)[:40] if c.isprintable())
+    return FoundServer(s.host, s.port, name, s.open_rooms, s.protocol, s.tls is True, s.pin)
 
 
 def make_services(reactor: IReactorCore, data_dir: Path, *, client_name: str, clipboard: Callable[[str], bool]) -> OnlineServices:

@@ -56,7 +56,9 @@ from mineduel.shared.wire.messages import (
     Joined,
     MatchEnd,
     MatchStart,
+    Ping,
     PingRequest,
+    PongReply,
     Presence,
     RematchStatus,
     Room,
@@ -519,8 +521,12 @@ class OnlineClient:
                 self.notice = ("online.error.room_closed", ())
             case ServerClosing():
                 self.server_closing = True
+            case Ping():
+                # Answered here, by the frame loop, not by the network layer: a window whose loop
+                # has stopped answers nothing, and the server soon counts it as gone (issue 15).
+                self.connection.send(PongReply())
             case _:
-                pass  # ping (the connector answered it), pong, ok, error, record: nothing to show
+                pass  # pong, ok, error, record: nothing to show
 
     def _welcomed(self, msg: Welcome) -> None:
         if msg.protocol != PROTOCOL_VERSION:

@@ -271,6 +271,23 @@ class SceneStack:
             self.scenes.pop().leave()
         self.push(scene)
 
+    def abandon(self) -> None:
+        """Drop the popup and every scene, resuming none (a frame failed: ``App.show_problem``).
+
+        Each is still told it leaves (the online screen closes its connection); one that fails to
+        is logged and dropped all the same.
+        """
+        popup, self.popup = self.popup, None
+        scenes, self.scenes = self.scenes, []
+        if popup is not None:
+            popup.closed = True
+        for scene in ([] if popup is None else [popup]) + scenes[::-1]:
+            try:
+                scene.leave()
+            except Exception:
+                log.exception("%s failed to leave", type(scene).__name__)
+        self.ctx.invalidate(None)
+
     # ----- the popup ----------------------------------------------------------------------------
     def open_popup(self, popup: Popup) -> None:
         """Show ``popup``; one already open is closed first (U2: at most one)."""

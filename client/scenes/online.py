@@ -132,8 +132,9 @@ class OnlineMatchSession:
             self.scene = scene = None
             if match is not None and match.outcome is None:
                 return  # the player left the screen mid-match on purpose: the lobby shows Return
-        if scene is not None and client.conn == Conn.FAILED:
-            self.match_left(scene)
+        if client.conn == Conn.FAILED:  # the lobby's error page says why; no match screen over it
+            if scene is not None:
+                self.match_left(scene)
             return
         if match is None or not match.ready:
             return
