@@ -70,7 +70,7 @@ class Storable(Protocol):
     def to_blob(self) -> Blob: ...
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Request:
     """One client request being handled; ``staged`` once it changed something."""
 
@@ -123,8 +123,10 @@ class Batch:
 
     def to_write(self) -> Write:
         """The batch as one storage write; rooms serialised now, as they are at the commit."""
+        rooms = self.rooms
         return Write(
-            rooms={code: None if room is None else room.to_blob() for code, room in self.rooms.items()},
+            # Most batches hold actions only: no comprehension (its own frame) for no rooms.
+            rooms={code: None if room is None else room.to_blob() for code, room in rooms.items()} if rooms else {},
             actions=self.actions,
             drop_actions=self.drop_actions,
             results=self.results,
@@ -404,7 +406,7 @@ class CommitQueue:
             log.warn("slow_commit ms={ms:.1f} rooms={rooms} actions={actions}",
                      ms=took * 1000, rooms=len(batch.rooms), actions=len(batch.actions))
         self.deliver(batch.held)
-        if (self.batch or self.batch.held) and self.writer is not None:
+        if self.writer is not None and (self.batch or self.batch.held):
             self.flush()  # the batch that formed meanwhile
         return True
 

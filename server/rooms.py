@@ -157,7 +157,8 @@ class Rooms:
         """The caller's seat, after its room's due deadlines were settled."""
         room, seat = self.lobby.seated(peer)
         env = self.env()
-        self._settle(room, env)
+        if room.due(env.now):  # _settle inlined: this runs before every seated request
+            self.perform(room.settle(env))
         return room, seat, env
 
     # ----- requests (each raises ProtocolError and changes nothing, or succeeds) ------------------

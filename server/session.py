@@ -430,7 +430,7 @@ class ServerCore:
         req = parse_request(kind, msg)
         rooms = self.rooms
         if isinstance(req, m.MatchAction):
-            self.outbox.send(pid, m.Ok(kind.value, rid, rooms.act(pid, req)))
+            self.outbox.send(pid, m.Ok(kind._value_, rid, rooms.act(pid, req)))
             return
         if isinstance(req, m.CreateRoom):
             key = address_key(conn.info.address)
@@ -462,7 +462,7 @@ class ServerCore:
                 rooms.get_record(pid, req)
             return
         if isinstance(req, m.Resign):
-            self.outbox.send(pid, m.Ok(kind.value, rid, rooms.resign(pid, req)))
+            self.outbox.send(pid, m.Ok(kind._value_, rid, rooms.resign(pid, req)))
             return
         if isinstance(req, m.Ready):
             rooms.ready(pid, req)
@@ -470,7 +470,7 @@ class ServerCore:
             rooms.leave(pid)
         elif isinstance(req, m.Rematch):
             rooms.rematch(pid, req)
-        self.outbox.send(pid, m.Ok(kind.value, rid))
+        self.outbox.send(pid, m.Ok(kind._value_, rid))
 
     def _hello(self, conn: Conn, msg: Mapping[str, Any]) -> None:  # the decoded JSON object, for the codec
         if conn.greeted:

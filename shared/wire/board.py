@@ -96,7 +96,9 @@ def _number_rows(numbers: tuple[int, ...]) -> list[str]:
     """``.`` for a closed cell (``-1``), the digit of an open one; a fresh list each call."""
     global _numbers_memo
     memo = _numbers_memo
-    if numbers == memo[0]:
+    # ``is`` first: the engine hands both seats' views the same tuple (its own memo), and
+    # comparing 64 items twice per action costs more than this whole hit.
+    if numbers is memo[0] or numbers == memo[0]:
         return memo[1].copy()
     text = _NUMBER_BYTES.pack(*numbers).translate(_NUMBER_CHARS).decode("ascii")
     rows = list(map(text.__getitem__, _ROW_SLICES))

@@ -580,7 +580,9 @@ class Ok:
     seq: int | None = None  # match actions: the new sequence number
 
     def wire(self) -> Json:
-        out = _with_id({"type": "ok", "request": self.request}, self.id)
+        out: Json = {"type": "ok", "request": self.request}
+        if self.id is not None:  # _with_id written out: one per action
+            out["id"] = self.id
         if self.seq is not None:
             out["seq"] = self.seq
         return out
