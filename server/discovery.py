@@ -4,8 +4,9 @@ A client sends the datagram ``{"type":"discover","protocol":1}`` to the server's
 (broadcast ``255.255.255.255`` on a LAN, or any host directly); every server answers the
 sender with ``{"type":"server","protocol":1,"name":…,"version":…,"port":TCP,"open_rooms":N,"tls":B}``
 (and ``"pin"``, the certificate's SHA-256, when ``tls`` is true).
-Anything else is ignored (no reply, so the port cannot be used to amplify traffic: a reply is
-never more than a few times the request and only goes to a well-formed request's sender).
+Anything else (another ``protocol``, none, ``"1"``) is ignored (no reply, so the port cannot be
+used to amplify traffic: a reply is never more than a few times the request and only goes to a
+well-formed request's sender).
 
 :func:`discover` is the client half; the game client reuses it.
 """
@@ -32,6 +33,18 @@ def request_datagram() -> bytes:
     return json.dumps({"type": "discover", "protocol": names.PROTOCOL_VERSION}, separators=(",", ":")).encode()
 
 
+def is_discover_request(msg: object) -> bool:
+    """PROTOCOL.md §12: an object with ``type`` "discover" and ``protocol`` the integer 1 (other keys ignored).
+
+    Any other datagram (another protocol number, none, ``"1"``, ``true``, ``1.0``) gets no answer:
+    a client speaking another version must not be told of a server it cannot play on.
+    """
+    if not isinstance(msg, dict) or msg.get("type") != "discover":
+        return False
+    version = msg.get("protocol")
+    return type(version) is int and version == names.PROTOCOL_VERSION
+
+
 class DiscoveryServer(DatagramProtocol):
     """Answers discovery requests with this server's name, version, TCP port and open rooms."""
 
@@ -45,7 +58,7 @@ class DiscoveryServer(DatagramProtocol):
             msg = json.loads(data.decode("utf-8"))
         except (ValueError, UnicodeDecodeError):
             return
-        if not isinstance(msg, dict) or msg.get("type") != "discover":
+        if not is_discover_request(msg):
             return
         if self.transport is None:  # not listening (any more)
             return

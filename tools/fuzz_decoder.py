@@ -147,8 +147,8 @@ def allowed_name(value: Any) -> bool:
 
 
 def allowed_seed(value: Any) -> bool:
-    """0-64 printable ASCII characters other than ':' (visible ones: the server refuses spaces)."""
-    return isinstance(value, str) and len(value) <= 64 and all("!" <= c <= "~" and c != ":" for c in value)
+    """0-64 printable ASCII characters (the space included) other than ':'."""
+    return isinstance(value, str) and len(value) <= 64 and all(" " <= c <= "~" and c != ":" for c in value)
 
 
 def allowed_hex(value: Any, digits: int) -> bool:
@@ -156,8 +156,8 @@ def allowed_hex(value: Any, digits: int) -> bool:
 
 
 def allowed_id(value: Any) -> bool:
-    """A string of at most 64 characters, or an integer (JSON-safe: |id| < 2**53)."""
-    return (isinstance(value, str) and len(value) <= 64) or (_plain_int(value) and abs(value) < 2**53)
+    """A string of at most 64 characters, or an integer from -2**63 to 2**64 - 1 (§1)."""
+    return (isinstance(value, str) and len(value) <= 64) or (_plain_int(value) and -(2**63) <= value < 2**64)
 
 
 # ----- the harness (imported only in the worker, after atheris instruments the package) --------

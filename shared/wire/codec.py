@@ -95,10 +95,14 @@ def decode(line: bytes | str) -> dict[str, Any]:
     return data
 
 
-_SEED = re.compile(r"[!-9;-~]{0,64}")  # printable ASCII without ':' (R1 joins seeds with ':')
+_SEED = re.compile(r"[ -9;-~]{0,64}")  # printable ASCII (space included) without ':' (R1 joins seeds with ':')
 _TOKEN = re.compile(r"[0-9a-f]{64}")
 _MATCH_ID = re.compile(r"[0-9a-f]{16}")
 _NAME_MAX = 32
+ID_MIN = -(2**63)
+ID_MAX = 2**64 - 1
+"""§1: an integer ``id`` is a 64-bit integer, signed or unsigned (what orjson reads as an integer;
+a longer one arrives as a float and is refused without an echo)."""
 
 
 def bad(message: str) -> ProtocolError:
@@ -106,15 +110,16 @@ def bad(message: str) -> ProtocolError:
 
 
 def request_id(msg: Mapping[str, Any]) -> str | int | None:
-    """The optional ``id`` a reply echoes: a string of up to 64 characters or an integer."""
+    """The optional ``id`` a reply echoes: a string of up to 64 characters or an integer
+    from ``ID_MIN`` to ``ID_MAX`` (−2⁶³ … 2⁶⁴−1), echoed exactly."""
     rid = msg.get("id")
     if rid is None:
         return None
     if isinstance(rid, str) and len(rid) <= 64:
         return rid
-    if is_int(rid) and -(2**53) < rid < 2**53:
+    if is_int(rid) and ID_MIN <= rid <= ID_MAX:
         return rid
-    raise bad("'id' must be a string of at most 64 characters or an integer")
+    raise bad("'id' must be a string of at most 64 characters or an integer")  # (-2^63 .. 2^64-1: golden bytes)
 
 
 def room_code(value: Any, field: str = "room") -> str:
@@ -129,7 +134,7 @@ def room_code(value: Any, field: str = "room") -> str:
 
 
 def client_seed(msg: Mapping[str, Any]) -> str | None:
-    """Optional ``client_seed``: up to 64 printable ASCII characters other than ':'."""
+    """Optional ``client_seed``: up to 64 printable ASCII characters (0x20-0x7E, space included) other than ':'."""
     seed = msg.get("client_seed")
     if seed is None:
         return None

@@ -154,8 +154,8 @@ def ok_name(v: Any) -> bool:
     return isinstance(v, str) and len(v) <= 32 and not any(unicodedata.category(c) == "Cc" for c in v)
 
 
-def ok_seed(v: Any) -> bool:  # printable ASCII without ':'; the server reads "printable" as visible (no space)
-    return isinstance(v, str) and len(v) <= 64 and all("!" <= c <= "~" and c != ":" for c in v)
+def ok_seed(v: Any) -> bool:  # §4: printable ASCII (the space included) without ':'
+    return isinstance(v, str) and len(v) <= 64 and all(" " <= c <= "~" and c != ":" for c in v)
 
 
 def ok_hex(v: Any, digits: int) -> bool:
@@ -163,8 +163,8 @@ def ok_hex(v: Any, digits: int) -> bool:
 
 
 def ok_id(v: Any) -> bool:
-    """§1: a string of at most 64 characters, or an integer (the server keeps to |id| < 2**53)."""
-    return (isinstance(v, str) and len(v) <= 64) or (plain_int(v) and abs(v) < 2**53)
+    """§1: a string of at most 64 characters, or an integer from -2**63 to 2**64 - 1."""
+    return (isinstance(v, str) and len(v) <= 64) or (plain_int(v) and -(2**63) <= v < 2**64)
 
 
 def echoed_id(msg: dict[str, Any]) -> Any:

@@ -58,10 +58,13 @@ def test_invite_links_round_trip_including_ipv6():
 
 
 def test_client_seed_rules():
-    """R1: client seeds are up to 64 printable ASCII characters without ':' (seeds are joined with ':')."""
+    """R1: client seeds are up to 64 printable ASCII characters without ':' (seeds are joined with ':');
+    the space is printable ASCII (§4)."""
     assert codec.client_seed({"client_seed": "abc-123_XYZ"}) == "abc-123_XYZ"
+    assert codec.client_seed({"client_seed": " a b~ "}) == " a b~ "
+    assert codec.client_seed({"client_seed": " " * 64}) == " " * 64
     assert codec.client_seed({}) is None
-    for bad in ("a:b", "x" * 65, "é", 5):
+    for bad in ("a:b", "x" * 65, "é", 5, "a\tb", "\x7f", " " * 65):
         with pytest.raises(ProtocolError):
             codec.client_seed({"client_seed": bad})
 

@@ -1,0 +1,132 @@
+"""Issue 15, "Protocol loose ends": each point an independent client found in PROTOCOL.md, settled
+in the server and the document alike, one test (or a few) per point.
+
+The in-process ``Harness`` drives the core on ``task.Clock``; discovery goes through a real UDP
+socket on loopback.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import pytest_twisted
+from support.harness import Harness
+from twisted.internet import defer
+from twisted.internet.protocol import DatagramProtocol
+
+from mineduel.server.config import Config
+from mineduel.server.discovery import is_discover_request
+from mineduel.server.service import start_server
+
+
+def _reactor():
+    from twisted.internet import reactor
+
+    return reactor
+
+
+# ----- §1: integer ids ------------------------------------------------------------------------------
+@pytest.mark.parametrize("rid", [0, -1, 2**53, 2**53 + 1, -(2**53) - 1, 2**63, 2**64 - 1, -(2**63)])
+def test_integer_ids_of_64_bits_are_echoed_exactly(rid):
+    """§1: an integer id from -2^63 to 2^64-1 is echoed exactly, by a pong and by an error."""
+    h = Harness()
+    c = h.connect()
+    (pong,) = c.send_raw(b'{"type":"ping","id":%d}' % rid)
+    assert (pong["type"], pong["id"]) == ("pong", rid)
+    (err,) = c.send_raw(b'{"type":"ready","id":%d}' % rid)
+    assert (err["type"], err["code"], err["id"]) == ("error", "not_seated", rid)
+    assert c.send_raw(b'{"type":"leave","id":%d}' % rid)[0]["id"] == rid
+
+
+@pytest.mark.parametrize(
+    "raw", [b"18446744073709551616", b"-9223372036854775809", b"123456789012345678901234567890", b"1.0", b"true"],
+)
+def test_other_numeric_ids_are_bad_request_without_an_id(raw):
+    """§1: beyond 64 bits (read as a float), a float or a boolean: bad_request, and no id to echo."""
+    h = Harness()
+    c = h.connect()
+    (err,) = c.send_raw(b'{"type":"ping","id":' + raw + b"}")
+    assert (err["type"], err["code"], err["request"]) == ("error", "bad_request", "ping")
+    assert "id" not in err
+
+
+# ----- §4: client_seed ------------------------------------------------------------------------------
+def test_a_client_seed_with_a_space_is_accepted_and_used():
+    """§4: printable ASCII except ':' includes the space; the seed reaches match_start and the signature."""
+    h = Harness()
+    a, b = h.pair(seeds=("ann 42", " "))
+    assert a.send(type="ready", client_seed="ann  42 ")[-1]["type"] == "ok"
+    b.send(type="ready")
+    start = a.last("match_start")
+    assert start["client_seeds"] == ["ann  42 ", " "]
+    (err,) = a.send(type="rematch", client_seed="a:b")
+    assert err["code"] == "bad_request"
+
+
+# ----- §3/§4: client in hello -----------------------------------------------------------------------
+def test_hello_without_client_is_welcomed():
+    """§3/§4: ``client`` is optional (default ""); a non-string or a long one is bad_request."""
+    h = Harness()
+    c = h.connect(hello=False)
+    (err,) = c.send(type="hello", protocol=1, client=5, id="x")
+    assert (err["code"], err["id"]) == ("bad_request", "x")
+    (err,) = c.send(type="hello", protocol=1, client="c" * 65)
+    assert err["code"] == "bad_request"
+    (welcome,) = c.send(type="hello", protocol=1, id=7)
+    assert (welcome["type"], welcome["id"]) == ("welcome", 7)
+
+
+# ----- §12: LAN discovery answers only the documented datagram -----------------------------------------
+@pytest.mark.parametrize(
+    ("msg", "answered"),
+    [
+        ({"type": "discover", "protocol": 1}, True),
+        ({"type": "discover", "protocol": 1, "extra": [1, 2]}, True),
+        ({"type": "discover", "protocol": 2}, False),
+        ({"type": "discover"}, False),
+        ({"type": "discover", "protocol": "1"}, False),
+        ({"type": "discover", "protocol": 1.0}, False),
+        ({"type": "discover", "protocol": True}, False),
+        ({"type": "discover", "protocol": None}, False),
+        ({"type": "Discover", "protocol": 1}, False),
+        ([{"type": "discover", "protocol": 1}], False),
+    ],
+)
+def test_the_discovery_request_is_exactly_the_documented_one(msg, answered):
+    assert is_discover_request(json.loads(json.dumps(msg))) is answered
+
+
+class _Asker(DatagramProtocol):
+    def __init__(self) -> None:
+        self.answers: list[bytes] = []
+
+    def datagramReceived(self, data: bytes, addr: object) -> None:
+        self.answers.append(data)
+
+
+@pytest_twisted.ensureDeferred
+async def test_discovery_over_udp_answers_protocol_1_only(tmp_path):
+    """§12: over a real socket, protocol 2, none and "1" get nothing; protocol 1 gets one answer."""
+    reactor = _reactor()
+    handle = start_server(reactor, Config(host="127.0.0.1", port=0, udp_port=0, db=str(tmp_path / "d.db")))
+    asker = _Asker()
+    udp = reactor.listenUDP(0, asker, interface="127.0.0.1")
+    try:
+        for body in (b'{"type":"discover","protocol":2}', b'{"type":"discover"}', b'{"type":"discover","protocol":"1"}'):
+            udp.write(body, ("127.0.0.1", handle.udp_port))
+        await _sleep(0.2)
+        assert asker.answers == []
+        udp.write(b'{"type":"discover","protocol":1}', ("127.0.0.1", handle.udp_port))
+        await _sleep(0.2)
+        (answer,) = asker.answers
+        assert json.loads(answer)["type"] == "server" and json.loads(answer)["protocol"] == 1
+    finally:
+        await udp.stopListening()
+        await handle.stop()
+
+
+def _sleep(seconds: float) -> defer.Deferred[None]:
+    d: defer.Deferred[None] = defer.Deferred()
+    _reactor().callLater(seconds, d.callback, None)
+    return d
