@@ -148,8 +148,14 @@ def match_end(room: Room, me: int, record: m.RecordJson | None) -> m.MatchEnd:
     )
 
 
-def match_update(room_: Room, count: int, env: Env, fx: Effects, record: m.RecordJson | None) -> None:
-    """Each seat its own ``state`` after the last ``count`` record actions, and the end once over (V2, O13)."""
+def match_update(
+    room_: Room, count: int, env: Env, fx: Effects, record: m.RecordJson | None, *, shown: int | None = None,
+) -> None:
+    """Each seat its own ``state`` after the last ``count`` record actions, and the end once over (V2, O13).
+
+    ``shown``: a connection that was just sent the whole history, these actions included (a
+    resume that decided the match): it gets no second ``state`` of the same ``seq``.
+    """
     match = room_.match
     pair = room_.match_seats()
     if match is None or pair is None or not count:
@@ -163,7 +169,7 @@ def match_update(room_: Room, count: int, env: Env, fx: Effects, record: m.Recor
     first = seq - count
     for rs in (0, 1):
         peer = pair[rs].peer
-        if peer is not None:
+        if peer is not None and peer != shown:
             events = [seen(first, rs)] if count == 1 else [seen(i, rs) for i in range(first, seq)]
             fx.send(peer, _state(match, rs, seq, deadline, server_time, events))
     if match.state.over:

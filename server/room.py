@@ -219,6 +219,7 @@ class Room:
                 entries = match.end_by(ActionType.DISCONNECT, match.record_seat(other.sid), env.now, env.randbytes)
         record = self.store(env, fx, entries)
         old = seat.peer
+        was_away = old is None
         if old is not None and old != peer:
             fx.send(old, m.Error(ErrorCode.REPLACED, "this seat was resumed on another connection"))
             fx.close(old)
@@ -235,18 +236,23 @@ class Room:
             if match.over and not entries:
                 fx.send(peer, presenter.match_end(self, me, None))
         other = self.other(seat)
-        if other is not None and other.peer is not None:
+        if other is not None and other.peer is not None and was_away:
+            # Resumed over a connection that was still open (the same or another one): the
+            # opponent saw it connected all along, so nothing it sees changed (§5 presence).
             if running:
                 fx.send(other.peer, presenter.presence(seat, env.now))
             fx.send(other.peer, presenter.room(self, other, env))
-        presenter.match_update(self, len(entries), env, fx, record)
+        # The full history above already holds what the resume decided: no second state (§4).
+        presenter.match_update(self, len(entries), env, fx, record, shown=peer)
         return fx
 
     def ready(self, env: Env, seat: Seat, *, ready: bool, seed: str | None) -> Effects:
         if self.status == "playing":
             raise ProtocolError(ErrorCode.MATCH_RUNNING, "a match is in progress")
         if self.status == "finished" and self.same_pair():
-            return self.rematch(env, seat, seed=seed)  # after a finished match of the same two seats (O14)
+            # After a finished match of the same two seats ``ready`` is ``rematch`` (O14), and
+            # ``ready:false`` takes the wish back.
+            return self.rematch(env, seat, seed=seed, wanted=ready)
         fx = Effects()
         fx.touch(self)
         seat.ready = ready
@@ -305,8 +311,11 @@ class Room:
         presenter.match_update(self, len(entries), env, fx, record)
         return fx
 
-    def rematch(self, env: Env, seat: Seat, *, seed: str | None) -> Effects:
-        """O14: once both seats asked, the same two play again with the sides swapped."""
+    def rematch(self, env: Env, seat: Seat, *, seed: str | None, wanted: bool = True) -> Effects:
+        """O14: once both seats asked, the same two play again with the sides swapped.
+
+        Until then both connected seats get ``rematch`` and ``room`` (its flags changed, §5).
+        """
         if self.match is None:
             raise ProtocolError(ErrorCode.NO_MATCH, "no match has been played in this room")
         if not self.match.over:
@@ -315,7 +324,7 @@ class Room:
             raise ProtocolError(ErrorCode.OPPONENT_MISSING, "the previous opponent has left: a new opponent plays after ready")
         fx = Effects()
         fx.touch(self)
-        seat.rematch = True
+        seat.rematch = wanted
         if seed is not None:
             seat.seed = seed
         a, b = self.seats
@@ -326,6 +335,7 @@ class Room:
             for s in self.seats:
                 if s.peer is not None:
                     fx.send(s.peer, presenter.rematch_status(self, s))
+                    fx.send(s.peer, presenter.room(self, s, env))
         return fx
 
     def peer_lost(self, env: Env, seat: Seat) -> Effects:

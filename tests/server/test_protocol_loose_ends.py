@@ -130,3 +130,92 @@ def _sleep(seconds: float) -> defer.Deferred[None]:
     d: defer.Deferred[None] = defer.Deferred()
     _reactor().callLater(seconds, d.callback, None)
     return d
+
+
+# ----- §5: a room message whenever the consent after a match changes --------------------------------
+def _finished(h: Harness):
+    first, second = h.start()
+    first.send(type="resign")
+    second.new()
+    return first, second
+
+
+def test_rematch_consent_sends_room_to_both():
+    """§5: room is sent whenever anything in it changes: a rematch wish shows as room.me.rematch."""
+    h = Harness()
+    first, second = _finished(h)
+    replies = first.send(type="rematch")
+    assert [m["type"] for m in replies] == ["rematch", "room", "ok"]
+    assert replies[1]["me"]["rematch"] is True and replies[1]["opponent"]["rematch"] is False
+    seen = second.new()
+    assert [m["type"] for m in seen] == ["rematch", "room"]
+    assert seen[1]["me"]["rematch"] is False and seen[1]["opponent"]["rematch"] is True
+
+
+def test_ready_after_a_match_is_rematch_and_ready_false_takes_it_back():
+    """§4: after a finished match of the same two, ready is rematch; ready:false withdraws the wish (room to both)."""
+    h = Harness()
+    first, second = _finished(h)
+    assert [m["type"] for m in first.send(type="ready")] == ["rematch", "room", "ok"]
+    assert second.new()[-1]["opponent"]["rematch"] is True
+    replies = first.send(type="ready", ready=False)
+    assert [m["type"] for m in replies] == ["rematch", "room", "ok"]
+    assert replies[0] == {"type": "rematch", "me": False, "opponent": False}
+    assert second.new()[-1]["opponent"]["rematch"] is False
+    second.send(type="ready")
+    assert first.new()[-1]["opponent"]["rematch"] is True
+    assert first.send(type="ready")[0]["type"] == "match_start"  # both again: the rematch starts
+
+
+# ----- §4/§6: a resume that decides the match shows the disconnect once ------------------------------
+def test_a_resume_that_decides_the_match_sends_the_disconnect_once():
+    """O12: both away, A's grace runs out, B comes back within its own: B's one state (the full
+    history) holds the disconnect, then match_end and room; no second state with the same seq."""
+    h = Harness()
+    first, second = h.start()
+    first.drop()
+    h.advance(10)
+    second.drop()
+    h.advance(h.config.grace_seconds - 5)
+    h.turn()  # the first grace ran out while the second seat was away too: nothing decided yet
+    assert not h.match(first).over
+    back = h.connect("10.0.0.2")
+    replies = back.send(type="resume", room=second.room, token=second.token, id="r")
+    assert [m["type"] for m in replies] == ["joined", "room", "match_start", "state", "match_end", "room"]
+    (state,) = [m for m in replies if m["type"] == "state"]
+    assert [e["action"] for e in state["events"]][-1] == "disconnect"
+    assert state["seq"] == len(state["events"]) and state["phase"] == "over"
+    assert sum(e["action"] == "disconnect" for m in replies if m["type"] == "state" for e in m["events"]) == 1
+    end = replies[4]
+    assert (end["result"]["outcome"], end["result"]["reason"]) == ("win", "disconnect")
+    # The seat that ran out, watching from a new connection, gets the ending once as well.
+    watcher = h.connect("10.0.0.1")
+    again = watcher.send(type="resume", room=first.room, token=first.token)
+    assert [m["type"] for m in again] == ["joined", "room", "match_start", "state", "match_end"]
+
+
+# ----- §5: presence when a seat is resumed over its still-open connection ------------------------------
+@pytest.mark.parametrize("same_connection", [False, True], ids=["another-connection", "same-connection"])
+def test_resuming_a_seat_that_was_still_connected_tells_the_opponent_nothing(same_connection):
+    """§5: the opponent saw the seat connected all along: no presence, no room; the old connection
+    (if another) gets replaced and is closed."""
+    h = Harness()
+    first, second = h.start()
+    second.new()
+    target = first if same_connection else h.connect("10.0.0.1")
+    replies = target.send(type="resume", room=first.room, token=first.token)
+    assert [m["type"] for m in replies] == ["joined", "room", "match_start", "state"]
+    assert second.new() == []
+    if not same_connection:
+        assert first.messages[-1]["code"] == "replaced" and first.closed
+        target.send(type="explore", cell=[0, 0])
+        assert [m["type"] for m in second.new()] == ["state"]
+    # A seat that was away and comes back is announced as ever.
+    target.drop()
+    assert [m["type"] for m in second.new()] == ["presence", "room"]
+    back = h.connect("10.0.0.1")
+    back.send(type="resume", room=first.room, token=first.token)
+    presence, room = second.new()
+    assert (presence["type"], presence["connected"], room["type"], room["opponent"]["connected"]) == (
+        "presence", True, "room", True,
+    )

@@ -4,7 +4,10 @@ compared with the capture the server wrote before the typed-vocabulary rewrite.
 Rewritten once since, on purpose (issue 14, fairness version 2): the same sessions, where only
 the transcript hashes (``state.transcript``, plant events' ``transcript``, the records'
 ``fairness.transcript``) and the records' ``fairness`` (``version`` 2, ``previous_transcript``)
-differ from the issue 13 capture; its commit message has the count of each.
+differ from the issue 13 capture; its commit message has the count of each. And once more (issue
+15, protocol loose ends): a ``room`` after every ``rematch`` status (28 lines in the scenarios, 2
+on loopback) and no ``presence``/``room`` to the opponent of a seat resumed over its still-open
+connection (one pair gone); nothing else.
 
 The Harness scenarios (``wire_scenarios.py``) cover every ending with each seat winning,
 reconnects, replaced and expired seats, rematches, limits and refusals; the loopback test

@@ -2,7 +2,9 @@
 
 The capture (``tests/support/data/wire_golden.json.gz``) was written by the server as it was
 before the typed-vocabulary rewrite (issue 13), and rewritten for fairness version 2 (issue 14:
-only transcript hashes and the records' fairness version/previous_transcript changed);
+only transcript hashes and the records' fairness version/previous_transcript changed) and for
+issue 15's protocol loose ends (a ``room`` after each ``rematch`` status; no ``presence``/``room``
+for a seat resumed over its still-open connection);
 ``test_wire_golden.py`` replays the same scenarios against today's server and requires
 byte-identical output, peer by peer. Each scenario drives the
 in-process ``Harness`` on ``task.Clock`` with seeded entropy, so nothing in it depends on time.
