@@ -512,17 +512,28 @@ class _Verifier:
         return signature
 
     def first_player(self, replay: _Replay) -> None:
+        """O3/O14: a pair's first match in a room draws, a rematch of the same pair swaps.
+
+        Version 2 says which is which: a rematch carries the previous match's transcript, a match of a
+        new pair (the room's first, nonce 1, or one after the opponent left) carries none and draws.
+        Version 1 cannot tell a new pair from a rematch after nonce 1, so either label is accepted there.
+        """
         m = self.m
         first_match = m.nonce == 1
-        if m.version == 2 and first_match != (m.previous_transcript is None):
+        new_pair = m.previous_transcript is None
+        if m.version == 2 and first_match and not new_pair:
             self.add("first_player", False,
-                     f"nonce {_show(m.nonce)} with previous_transcript {_short(m.previous_transcript)}: a room's first "
-                     "match has nonce 1 and no previous match, a rematch both a higher nonce and the previous transcript")
+                     f"nonce 1 with previous_transcript {_short(m.previous_transcript)}: a room's first match has no "
+                     "previous match")
+        elif m.version == 2 and m.first_player == "swap" and new_pair:
+            self.add("first_player", False,
+                     f"nonce {_show(m.nonce)} labelled 'swap' without a previous match: the first match of a pair "
+                     "must draw its first player (O3)")
+        elif m.version == 2 and m.first_player == "draw" and not new_pair:
+            self.add("first_player", False,
+                     f"nonce {_show(m.nonce)} labelled 'draw' with a previous match: a rematch swaps sides (O14)")
         elif m.first_player == "swap" and first_match:
             self.add("first_player", False, "a room's first match (nonce 1) labelled 'swap': its first player must be drawn (O3)")
-        elif m.first_player == "draw" and not first_match:
-            self.add("first_player", False,
-                     f"nonce {_show(m.nonce)} labelled 'draw': only a room's first match draws, a rematch swaps (O14)")
         elif m.first_player == "draw":
             index = replay.drawn
             assert index is not None

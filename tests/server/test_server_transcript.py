@@ -211,10 +211,12 @@ def test_o14_a_rematch_chains_the_previous_match_and_a_new_opponent_does_not() -
     newcomer.send(type="resign")
     record = newcomer.last("match_end")["record"]
     assert record["fairness"]["first_player"] == "draw" and record["fairness"]["previous_transcript"] is None
-    # Not verify_record: its first_player check wants nonce 1 for every drawn match, and this one
-    # (PROTOCOL.md: a match with a new opponent is drawn) has the room's next nonce. Left to the
-    # verifier and the design (reported); its transcript is checked here all the same.
-    check_states(record, stayer, newcomer, verify=False)
+    assert record["fairness"]["nonce"] > 1  # the room's next match number, yet a new pair: drawn (O3)
+    check_states(record, stayer, newcomer)
+    # The same record claiming to be a rematch of the new pair (swap, no previous match) is refused.
+    forged = json.loads(json.dumps(record))
+    forged["fairness"]["first_player"] = "swap"
+    assert verify_record(forged).check("first_player").ok is False
 
 
 def test_o4_o5_a_timeout_is_exactly_at_its_deadline_in_the_record() -> None:
