@@ -208,7 +208,7 @@ def start_host(reactor: IReactorCore, folder: Path, *, port: int = DEFAULT_PORT,
 
     If the default port is taken (another server on this machine), any free port is used.
     """
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new folder is its owner's only (the DB holds live mines)
     public = public_host or lan_address()
     handle = server_client.host_server(reactor, host=interface, port=port, udp_port=udp_port, db=str(folder / SERVER_DB),
                                        public_host=public, name=f"MINE DUEL ({socket.gethostname()[:40]})")
