@@ -219,3 +219,145 @@ def test_resuming_a_seat_that_was_still_connected_tells_the_opponent_nothing(sam
     assert (presence["type"], presence["connected"], room["type"], room["opponent"]["connected"]) == (
         "presence", True, "room", True,
     )
+
+
+# ----- §1/§4: the order of a request's messages -------------------------------------------------------
+def test_each_request_sends_its_messages_in_the_documented_order():
+    """§1: ok comes after the request's effects; room_created and joined come first; §4's reply column."""
+    h = Harness()
+    a, b, c = h.connect("10.0.0.1"), h.connect("10.0.0.2"), h.connect("10.0.0.3")
+
+    def kinds(replies):
+        return [m["type"] for m in replies]
+
+    created = a.send(type="create_room", id=1)
+    assert kinds(created) == ["room_created", "room"] and created[0]["id"] == 1
+    code = created[0]["room"]
+    a.room = b.room = code
+    assert kinds(c.send(type="peek", room=code)) == ["room_info"]
+    assert kinds(b.send(type="join", room=code, id="j")) == ["joined", "room"]
+    assert kinds(a.new()) == ["room"]
+    assert kinds(a.send(type="ready")) == ["room", "ok"]
+    assert kinds(b.new()) == ["room"]
+    assert kinds(b.send(type="ready")) == ["match_start", "state", "room", "ok"]
+    assert kinds(a.new()) == ["match_start", "state", "room"]
+    first, second = (a, b) if a.seat == 0 else (b, a)
+    assert kinds(first.send(type="explore", cell=[0, 0], id=2)) == ["state", "ok"]
+    assert kinds(second.new()) == ["state"]
+    assert kinds(first.send(type="resign")) == ["state", "match_end", "room", "ok"]
+    assert kinds(second.new()) == ["state", "match_end", "room"]
+    assert kinds(first.send(type="rematch")) == ["rematch", "room", "ok"]
+    assert kinds(second.send(type="rematch")) == ["match_start", "state", "room", "ok"]
+    twin = h.connect("10.0.0.1")
+    assert kinds(twin.send(type="resume", room=code, token=created[0]["token"])) == [
+        "joined", "room", "match_start", "state",
+    ]
+    (err,) = c.send(type="ready", id=3)
+    assert (err["type"], err["id"]) == ("error", 3)
+
+
+# ----- §10: the commitment hashes the seed's text ------------------------------------------------------
+def test_the_commitment_is_sha3_of_the_seeds_hex_text():
+    """§10: SHA3-256 over the 64 hex digits as text, not over the 32 bytes they spell."""
+    import hashlib
+
+    h = Harness()
+    first, second = h.start()
+    committed = first.last("match_start")["commitment"]
+    first.send(type="resign")
+    seed = first.last("match_end")["record"]["fairness"]["server_seed"]
+    assert len(seed) == 64 and seed == seed.lower()
+    assert committed == hashlib.sha3_256(seed.encode("ascii")).hexdigest()
+    assert committed != hashlib.sha3_256(bytes.fromhex(seed)).hexdigest()
+
+
+# ----- §10 / RECORD.md: the record's layout ------------------------------------------------------------
+def test_the_record_layout_is_the_documented_one():
+    """RECORD.md "The layout, key by key": players by record seat; mine_commitments and salts in
+    plant order (auto-plants included), salts[i] opening mine_commitments[i]; stream_used counts draws."""
+    from mineduel.shared.fairness.commitments import mine_commitment
+
+    h = Harness()
+    first, second = h.start(seeds=("ann 1", ""))
+    first.send(type="explore", cell=[0, 0])
+    second.send(type="explore", cell=[7, 7])
+    first.send(type="plant", cell=[2, 2])
+    h.advance(h.config.turn_seconds + 1)  # the second seat's opening plant times out: an auto-plant
+    h.turn()
+    first.send(type="resign")
+    record = first.last("match_end")["record"]
+    assert sorted(record) == ["actions", "fairness", "format", "match_id", "players", "result", "room", "times", "variant"]
+    names = {first.seat: first.last("room")["me"]["name"], second.seat: second.last("room")["me"]["name"]}
+    assert record["players"] == [{"seat": 0, "name": names[0]}, {"seat": 1, "name": names[1]}]
+    fairness = record["fairness"]
+    assert sorted(fairness) == sorted([
+        "version", "commitment", "server_seed", "signature", "client_seeds", "nonce", "first_player",
+        "join_order", "mine_commitments", "salts", "transcript", "stream_used", "previous_transcript",
+    ])
+    assert fairness["client_seeds"] == ["ann 1", ""]  # join order
+    plants = [(i, a) for i, a in enumerate(record["actions"]) if a["type"] == "plant"]
+    assert [a.get("auto", False) for _, a in plants] == [False, True]
+    assert len(fairness["salts"]) == len(fairness["mine_commitments"]) == 2
+    for (seq, action), salt, commitment in zip(plants, fairness["salts"], fairness["mine_commitments"], strict=True):
+        assert len(salt) == 32 and int(salt, 16) >= 0
+        row, col = action["cell"]
+        assert mine_commitment(salt, record["match_id"], seq, action["seat"], row * 8 + col) == commitment
+    # Two picks (the first-player draw and the auto-plant), each one draw here, none rejected.
+    assert fairness["stream_used"] == 2
+
+
+def test_stream_used_counts_the_draws_rejection_sampling_threw_away():
+    """R2 (RECORD.md stream_used): a rejected draw is read from the stream, so it counts."""
+    from mineduel.shared.fairness.commitments import FairStream, round_signature
+
+    options = 2**31 + 1  # accepts only draws below 2^31 + 1: about half are rejected
+    for nonce in range(1, 100):
+        stream = FairStream(round_signature("0" * 64, ["a", "b"], nonce))
+        probe = FairStream(stream.signature)
+        if probe.next_u32() >= options:  # this stream's first draw is rejected
+            stream.pick(options)
+            assert stream.consumed >= 2
+            return
+    raise AssertionError("no stream with a rejected first draw among 99")
+
+
+# ----- §6: the deadline after a manual opening step -----------------------------------------------------
+def test_after_a_manual_opening_step_the_next_has_20_s_from_its_acceptance():
+    """§6 O4: deadline.at = the step's at + turn_seconds, whatever time the step had left."""
+    h = Harness()
+    first, second = h.start()
+    started = first.last("match_start")["started"]
+    assert first.last("state")["deadline"]["at"] == started + h.config.turn_seconds
+    h.advance(7.25)
+    replies = first.send(type="explore", cell=[0, 0])
+    state = replies[0]
+    (event,) = state["events"]
+    assert state["deadline"] == {"at": event["at"] + h.config.turn_seconds, "left": h.config.turn_seconds}
+    assert event["at"] == started + 7.25
+
+
+# ----- §5: grace and grace_expired after the end ---------------------------------------------------------
+def test_grace_and_grace_expired_are_reset_when_the_match_ends():
+    """§5: both belong to the running match: after the end every room shows grace null and
+    grace_expired false; a drop after the end gets no grace and no presence."""
+    h = Harness()
+    first, second = h.start()
+    first.drop()
+    h.advance(10)
+    second.drop()
+    h.advance(h.config.grace_seconds - 5)
+    h.turn()  # the first seat's grace ran out, the second is still within its own
+    watcher = h.connect("10.0.0.1")
+    room = watcher.send(type="resume", room=first.room, token=first.token)[1]
+    assert room["me"]["grace_expired"] is True and room["me"]["grace"] is None
+    assert room["opponent"]["grace"] is not None and room["opponent"]["connected"] is False
+    back = h.connect("10.0.0.2")
+    replies = back.send(type="resume", room=second.room, token=second.token)
+    for room in [m for m in replies + watcher.new() if m["type"] == "room"][-2:]:
+        assert room["status"] == "finished"
+        for who in ("me", "opponent"):
+            assert (room[who]["grace"], room[who]["grace_expired"]) == (None, False)
+    back.drop()
+    (room,) = watcher.new()
+    assert room["type"] == "room" and room["opponent"]["connected"] is False
+    assert (room["opponent"]["grace"], room["opponent"]["grace_expired"]) == (None, False)
