@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 
@@ -100,6 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - e.g. a bad --listen, an unreadable certificate, a database that cannot be opened
         print(f"mine-duel-server: {exc}", file=sys.stderr)
         return 1
+    # The bound ports for scripts (--port 0 picks free ones): one JSON line on standard output,
+    # the only line there that starts with "{" (docs/HOSTING.md, "Ports").
+    print(json.dumps(handle.listening(), separators=(",", ":")), flush=True)
     from mineduel.server.gcpolicy import FreezeAfterFullCollections
 
     FreezeAfterFullCollections(reactor).install()

@@ -84,6 +84,19 @@ class ServerHandle:
     def udp_port(self) -> int | None:
         return None if self.udp is None else bound_port(self.udp)
 
+    def listening(self) -> dict[str, Any]:
+        """The bound ports as the command-line server prints them, one JSON object (HOSTING.md):
+        ``{"event":"listening","tcp":N,"udp":M|null,"endpoints":[{"endpoint","port","tls"}, …]}``."""
+        return {
+            "event": "listening",
+            "tcp": bound_port(self.tcp),
+            "udp": self.udp_port,
+            "endpoints": [
+                {"endpoint": spec.description, "port": bound_port(listener), "tls": spec.tls}
+                for spec, listener in zip(self.specs, self.listeners, strict=True)
+            ],
+        }
+
     def stop(self, reason: str = "shutdown") -> Deferred[None]:
         """Tell clients (``server_closing``), write the clock, close sockets and the database."""
         if self._stopping is not None:

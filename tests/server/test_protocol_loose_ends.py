@@ -361,3 +361,72 @@ def test_grace_and_grace_expired_are_reset_when_the_match_ends():
     (room,) = watcher.new()
     assert room["type"] == "room" and room["opponent"]["connected"] is False
     assert (room["opponent"]["grace"], room["opponent"]["grace_expired"]) == (None, False)
+
+
+# ----- HOSTING.md "Ports": the bound ports, machine-readable ---------------------------------------------
+def _listening_line(proc, timeout: float = 30.0) -> dict:
+    import selectors
+    import time
+
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    seen = []
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if sel.select(timeout=0.5):
+            line = proc.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            if line.startswith(b"{"):
+                return json.loads(line)
+    raise AssertionError(f"no listening line; got {b''.join(seen)!r}")
+
+
+def test_port_0_prints_the_chosen_ports_as_one_json_line(tmp_path):
+    """HOSTING.md: with --port 0 --udp-port 0 the server prints {"event":"listening","tcp":N,"udp":M,…}
+    on standard output, the only line starting with "{"; both ports answer."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "mineduel.server", "--host", "127.0.0.1", "--port", "0", "--udp-port", "0",
+            "--db", str(tmp_path / "p.db")]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ))
+    try:
+        event = _listening_line(proc)
+        assert sorted(event) == ["endpoints", "event", "tcp", "udp"] and event["event"] == "listening"
+        assert isinstance(event["tcp"], int) and isinstance(event["udp"], int) and event["tcp"] > 0 and event["udp"] > 0
+        assert event["endpoints"] == [{"endpoint": event["endpoints"][0]["endpoint"], "port": event["tcp"], "tls": False}]
+        with socket.create_connection(("127.0.0.1", event["tcp"]), timeout=10) as tcp:
+            tcp.sendall(b'{"type":"hello","protocol":1}\n')
+            assert json.loads(tcp.makefile("rb").readline())["type"] == "welcome"
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            udp.settimeout(10)
+            udp.sendto(b'{"type":"discover","protocol":1}', ("127.0.0.1", event["udp"]))
+            answer = json.loads(udp.recvfrom(2048)[0])
+            assert (answer["type"], answer["port"]) == ("server", event["tcp"])
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        rest = proc.communicate(timeout=30)[0]
+    assert proc.returncode == 0
+    assert not any(line.startswith(b"{") for line in rest.splitlines())
+
+
+def test_without_discovery_udp_is_null(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "mineduel.server", "--host", "127.0.0.1", "--port", "0", "--no-discovery",
+            "--db", str(tmp_path / "n.db")]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ))
+    try:
+        event = _listening_line(proc)
+        assert event["udp"] is None and event["tcp"] > 0
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
