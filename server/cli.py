@@ -94,7 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     install_steady_clock(reactor)  # deadlines ignore system clock jumps (server/clock.py)
     try:
-        handle = start_server(reactor, config)
+        # A dedicated server that cannot hold --max-connections open files refuses to start (HOSTING.md).
+        handle = start_server(reactor, config, fd_shortfall="refuse")
     except CannotListenError as exc:
         print(f"mine-duel-server: cannot listen: {exc}", file=sys.stderr)
         return 1

@@ -16,6 +16,7 @@ from twisted.internet.interfaces import IListeningPort, IReactorTime
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from mineduel.server import descriptors
 from mineduel.server.commits import ThreadedWriter
 from mineduel.server.config import Config, default_db_path
 from mineduel.server.discovery import DiscoveryServer
@@ -57,6 +58,9 @@ class ServerHandle:
     udp: IListeningPort | None
     restored: Deferred[int]
     specs: list[ListenSpec] = field(default_factory=list)
+    fds: descriptors.Plan | None = None  # what the start found and did about open files
+    reserve: descriptors.Reserve | None = field(default=None, repr=False)
+    refusals: descriptors.RefusalLog | None = field(default=None, repr=False)
     _stopping: Deferred[None] | None = field(default=None, repr=False)
 
     @property
@@ -111,6 +115,10 @@ class ServerHandle:
             if writer is not None:
                 writer.close()
             self.storage.close()
+            if self.refusals is not None:
+                self.refusals.stop()
+            if self.reserve is not None:
+                self.reserve.close()
 
         self._stopping = DeferredList(waits, consumeErrors=True).addCallback(close)
         return self._stopping
@@ -142,6 +150,8 @@ def start_server(
     clock: IReactorTime | None = None,
     randbytes: RandBytes | None = None,
     storage: Storage | None = None,
+    fd_shortfall: descriptors.Shortfall = "lower",
+    fd_log_interval: float = descriptors.LOG_INTERVAL,
 ) -> ServerHandle:
     """Listen on every endpoint (and UDP for discovery), restore stored rooms in slices, return a handle.
 
@@ -149,6 +159,12 @@ def start_server(
     sockets stay real. A bad endpoint string or an unreadable certificate raises
     :class:`~mineduel.server.tls.ListenError` before anything is opened; a port in use raises
     ``CannotListenError`` with nothing left listening.
+
+    Open files (``server/descriptors.py``): the soft limit is raised until ``max_connections``
+    fit; when the hard limit cannot hold them, ``fd_shortfall="refuse"`` (the command-line
+    server) raises :class:`~mineduel.server.descriptors.DescriptorLimitError` with nothing left
+    open, ``"lower"`` (a game hosting) serves fewer connections. Each listening socket is guarded
+    so that connections the process has no descriptor for get ``too_many_connections``.
     """
     specs = [listen_spec(description, config.listen_backlog) for description in config.endpoints()]
     endpoints = [make_endpoint(reactor, spec) for spec in specs]
@@ -162,6 +178,7 @@ def start_server(
             listener.stopListening()
         raise
     writer = None
+    opened = storage is None
     if storage is None:
         try:
             storage = open_storage(config)
@@ -172,6 +189,22 @@ def start_server(
         if config.commit_thread and isinstance(storage, SQLiteStorage) and storage.path != ":memory:":
             # Commits run on a worker thread with a second connection (server/commits.py).
             writer = ThreadedWriter(storage, reactor)
+    # Still to open besides connections: the discovery socket, a commit thread's database
+    # connection and its WAL files, the accept reserve.
+    extra = (config.udp_port is not None) + (3 if writer is not None else 0) + 1
+    try:
+        fds = descriptors.plan(config.max_connections, extra=extra, shortfall=fd_shortfall)
+    except descriptors.DescriptorLimitError:
+        for listener in listeners:
+            listener.stopListening()
+        if writer is not None:
+            writer.close()
+        if opened:
+            storage.close()
+        raise
+    if fds.lowered:
+        config = config.with_(max_connections=fds.max_connections)
+    descriptors.describe(fds)
     core = ServerCore(
         clock=clock or reactor,
         randbytes=randbytes or secrets.token_bytes,
@@ -203,9 +236,13 @@ def start_server(
             udp = reactor.listenUDP(config.udp_port, DiscoveryServer(describe), interface=config.host)
         except Exception as exc:  # noqa: BLE001 - discovery is optional: the game works without it
             log.warn("discovery_unavailable port={port} error={error!r}", port=config.udp_port, error=str(exc))
+    reserve = descriptors.Reserve()
+    refusals = descriptors.RefusalLog(reactor, fd_log_interval)
+    for spec, listener in zip(specs, listeners, strict=True):
+        descriptors.guard(listener, tls=spec.tls, reserve=reserve, report=refusals, clock=reactor)
     restored = core.rooms.restore_all()
     core.start()
-    handle = ServerHandle(core, factory, storage, listeners, udp, restored, specs)
+    handle = ServerHandle(core, factory, storage, listeners, udp, restored, specs, fds, reserve, refusals)
     log.info(
         "listening tcp={tcp} udp={udp} host={host} name={name!r} db={db}",
         tcp=bound_port(first), udp=handle.udp_port, host=config.host, name=config.name,

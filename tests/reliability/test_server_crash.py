@@ -124,7 +124,9 @@ def spawn(db: str, *, shift: float, entropy_seed: str, commit_thread: bool) -> S
     args = [
         sys.executable, "-c", LAUNCHER, repr(shift), entropy_seed,
         "--host", "127.0.0.1", "--port", "0", "--no-discovery", "--db", db,
-        "--rate", "100000", "--max-connections-per-address", "100000", "--max-connections", "100000",
+        # Far more connections than the campaign opens, yet within any usual open-file limit: a
+        # command-line server that cannot hold --max-connections refuses to start (HOSTING.md).
+        "--rate", "100000", "--max-connections-per-address", "100000", "--max-connections", "1000",
     ]
     if commit_thread:
         args.append("--commit-thread")
