@@ -13,8 +13,10 @@ bot's own ``state`` view, rematches and new rooms). It starts the server as a su
 probe — on a fresh SQLite file (``--db-sync FULL`` by default, the server's default), and raises
 ``RLIMIT_NOFILE`` (inherited by the server) for 10,000+ connections. Server options used:
 ``--max-connections-per-address`` and ``--max-connections`` just above 2N (restore mode also
-``--rate 100000`` for its back-to-back pinger); everything else (rate limits, timings) is the
-default. Bots stay under the 20 messages/s per connection limit themselves.
+``--rate 100000`` for its back-to-back pinger); since every bot connects from 127.0.0.1, the
+per-address limits of issue 15 (rooms, messages and new connections per address, record caps)
+are lifted; everything else (per-connection rate limits, timings) is the default. Bots stay
+under the 20 messages/s per connection limit themselves.
 
 Modes:
 

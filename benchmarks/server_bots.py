@@ -157,7 +157,11 @@ class ServerProcess:
                 "--db-sync", self.db_sync, "--max-connections-per-address", str(self.max_conns),
                 "--max-connections", str(self.max_conns),
                 # every bot connects from 127.0.0.1, and thousands of rooms wait for their joiner at once
-                "--max-open-rooms-per-address", str(self.max_conns), *self.extra]
+                "--max-open-rooms-per-address", str(self.max_conns),
+                # ... so the per-address limits of issue 15 are lifted too (each bot keeps to its own 20/s)
+                "--max-rooms-per-address", str(self.max_conns), "--address-rate", "1000000",
+                "--connection-rate", "1000000", "--max-records-per-address", "1000000000",
+                "--max-records-per-pair", "1000000000", "--max-records", "1000000000", *self.extra]
         self.started_at = time.monotonic()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         with open(self.log, "wb") as out:

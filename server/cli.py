@@ -52,6 +52,36 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
         help="rooms still waiting for an opponent per address (default 8; raise it for a big shared NAT)",
     )
     parser.add_argument("--rate", type=float, default=20.0, help="messages per second per connection")
+    # Per-address limits no reconnection resets, and the record caps (PROTOCOL.md §8, HOSTING.md).
+    parser.add_argument(
+        "--max-rooms-per-address", type=int, default=32,
+        help="rooms an address created that still exist, waiting, playing or finished (default 32)",
+    )
+    parser.add_argument(
+        "--address-rate", type=float, default=None,
+        help="messages per second per address, all its connections together (default 3 x --rate; bursts of twice it)",
+    )
+    parser.add_argument(
+        "--connection-rate", type=float, default=10.0,
+        help="new connections per second per address (default 10; bursts of 3 x it)",
+    )
+    parser.add_argument("--resumes-per-seat", type=int, default=10, help="resumes of one seat per minute (default 10)")
+    parser.add_argument(
+        "--log-lines-per-address", type=int, default=60,
+        help="log lines about one address per minute, then one line with the count left out (default 60)",
+    )
+    parser.add_argument(
+        "--max-records-per-address", type=int, default=300,
+        help="finished matches' records stored per address per day (default 300)",
+    )
+    parser.add_argument(
+        "--max-records-per-pair", type=int, default=100,
+        help="finished matches' records stored per pair of addresses per day (default 100)",
+    )
+    parser.add_argument(
+        "--max-records", type=int, default=50000,
+        help="records stored in all; past it the oldest go first (default 50000)",
+    )
     # Rule timings are fixed by RULES.md; these exist for tests and demos only.
     parser.add_argument("--turn-seconds", type=float, default=names.TURN_SECONDS, help=argparse.SUPPRESS)
     parser.add_argument("--grace-seconds", type=float, default=names.GRACE_SECONDS, help=argparse.SUPPRESS)
@@ -78,6 +108,16 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
         max_open_rooms_per_address=args.max_open_rooms_per_address,
         rate_per_second=args.rate,
         rate_burst=max(args.rate * 2, 1.0),
+        max_rooms_per_address=args.max_rooms_per_address,
+        address_rate_per_second=args.address_rate,
+        address_rate_burst=None if args.address_rate is None else max(args.address_rate * 2, 1.0),
+        connection_rate_per_address=args.connection_rate,
+        connection_burst_per_address=max(args.connection_rate * 3, 1.0),
+        resumes_per_seat=args.resumes_per_seat,
+        log_lines_per_address=args.log_lines_per_address,
+        max_records_per_address=args.max_records_per_address,
+        max_records_per_pair=args.max_records_per_pair,
+        max_records=args.max_records,
     ), args.log_level
 
 

@@ -99,6 +99,7 @@ class Batch:
     results: list[tuple[str, str, float, str]] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
     purge_before: float | None = None
+    keep_results: int | None = None  # the store's bound: keep the newest this many results
     held: list[Held] = field(default_factory=list)
     held_peers: set[int] = field(default_factory=set)
     requests: list[Request] = field(default_factory=list)
@@ -109,7 +110,7 @@ class Batch:
     def __bool__(self) -> bool:
         return bool(
             self.rooms or self.actions or self.drop_actions or self.results or self.meta
-            or self.purge_before is not None
+            or self.purge_before is not None or self.keep_results is not None
         )
 
     def absorb(self, later: Batch) -> None:
@@ -132,6 +133,7 @@ class Batch:
             results=self.results,
             meta=self.meta,
             purge_results_before=self.purge_before,
+            keep_results=self.keep_results,
         )
 
 
@@ -264,6 +266,10 @@ class CommitQueue:
 
     def stage_result(self, match_id: str, room: str, ended: float, record: str) -> None:
         self._staging().results.append((match_id, room, ended, record))
+
+    def stage_trim_results(self, keep: int) -> None:
+        """Past the store's bound: only the newest ``keep`` results stay (oldest first out)."""
+        self._staging().keep_results = keep
 
     def stage_meta(self, key: str, value: str) -> None:
         self._staging().meta[key] = value

@@ -63,6 +63,24 @@ class Config:
     listen_backlog: int = 1024  # Twisted's default of 50 drops SYNs when many clients reconnect at once
     max_rooms: int = 10000
     max_open_rooms_per_address: int = 8  # rooms still waiting for an opponent, per address (IPv6: /64)
+    # Per-address limits that no reconnection resets (issue 15; server/limits.py). An address is
+    # an IPv4 address or an IPv6 /64, as for the connection count.
+    max_rooms_per_address: int = 32  # rooms an address created that still exist, in any state (stored ones too)
+    address_rate_per_second: float | None = None  # lines per address, all its connections: None = 3 x rate_per_second
+    address_rate_burst: float | None = None  # None: 3 x rate_burst
+    connection_rate_per_address: float = 10.0  # new connections per address per second ...
+    connection_burst_per_address: float = 30.0  # ... in bursts of at most this many
+    resumes_per_seat: int = 10  # resumes of one seat per resume_window (a token bucket) ...
+    resume_window: float = 60.0
+    log_lines_per_address: int = 60  # log lines about one address per log_interval; then one summary line
+    log_interval: float = 60.0
+    # Finished matches' records kept for get_record (issue 15): per address and per pair of
+    # addresses per record_window, and in all (the oldest go first). Beyond a cap the match is
+    # played and its record sent in match_end as ever, but not stored.
+    max_records_per_address: int = 300
+    max_records_per_pair: int = 100
+    record_window: float = 24 * 3600.0
+    max_records: int = 50000
     # A client that does not read what it is sent: past ``max_unsent`` bytes waiting for it, or
     # ``send_stall`` seconds with Twisted's buffer full, the connection is cut (O12: a drop).
     max_unsent: int = 512 * 1024
@@ -77,6 +95,13 @@ class Config:
         from mineduel.server.tls import default_endpoint
 
         return self.listen or (default_endpoint(self.host, self.port),)
+
+    def address_rate(self) -> float:
+        """Lines per second an address may send over all its connections together."""
+        return self.address_rate_per_second if self.address_rate_per_second is not None else 3 * self.rate_per_second
+
+    def address_burst(self) -> float:
+        return self.address_rate_burst if self.address_rate_burst is not None else 3 * self.rate_burst
 
     def with_(self, **changes: object) -> Config:
         return replace(self, **changes)  # type: ignore[arg-type]

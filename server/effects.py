@@ -28,6 +28,11 @@ if TYPE_CHECKING:
 RandBytes = Callable[[int], bytes]
 
 
+def log_always(owner: str) -> bool:
+    """The default of :attr:`Env.may_log`: every line is logged."""
+    return True
+
+
 @dataclass(slots=True)
 class Env:
     """The moment an operation runs in: the server clock, Unix time, entropy and the config.
@@ -40,6 +45,9 @@ class Env:
     wall: float
     randbytes: RandBytes
     config: Config
+    # Whether a log line about the address with this owner tag may be written now (the server's
+    # log budget per address, server/limits.py); an operation logs only if it says yes.
+    may_log: Callable[[str], bool] = log_always
 
 
 @dataclass(slots=True)

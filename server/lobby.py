@@ -34,6 +34,7 @@ class PeerInfo:
     port: int = DEFAULT_PORT
     tls: bool = False  # came in over TLS: invite links are mineduels:// (with the certificate pin)
     pin: str | None = None
+    owner: str = ""  # its address's owner tag (server/limits.py): rooms and seats it takes are counted against it
 
 
 def hash_token(token: str) -> str:
@@ -49,6 +50,9 @@ class Lobby:
         self.peers: dict[int, PeerInfo] = {}
         self.peer_seat: dict[int, tuple[Room, Seat]] = {}
         self.pending: set[str] = set()  # stored rooms not restored yet
+        # Rooms (restored or pending) by the owner tag of the address that created them, and back.
+        self.owned: dict[str, set[str]] = {}
+        self.owner_of: dict[str, str] = {}
 
     # ----- lookups ------------------------------------------------------------------------------
     def room(self, code: str) -> Room:
@@ -67,6 +71,31 @@ class Lobby:
         """Rooms someone could join now (LAN discovery)."""
         return sum(1 for r in self.rooms.values() if len(r.seats) < 2 and r.status != "playing")
 
+    def rooms_of(self, owner: str) -> tuple[int, int]:
+        """The rooms an address created that still exist (pending ones too), and how many of
+        them still wait for an opponent (a free seat, no match yet)."""
+        codes = self.owned.get(owner, ())
+        waiting = 0
+        for code in codes:
+            room = self.rooms.get(code)
+            if room is not None and len(room.seats) < 2 and room.match is None:
+                waiting += 1
+        return len(codes), waiting
+
+    def own(self, code: str, owner: str) -> None:
+        """Count the room ``code`` against ``owner`` (an empty tag: a room stored before tags were)."""
+        if owner:
+            self.owner_of[code] = owner
+            self.owned.setdefault(owner, set()).add(code)
+
+    def disown(self, code: str) -> None:
+        owner = self.owner_of.pop(code, None)
+        if owner is not None:
+            codes = self.owned[owner]
+            codes.discard(code)
+            if not codes:
+                del self.owned[owner]
+
     def running(self, match_id: str) -> bool:
         """Whether a match with this id is still being played (its record is not public yet)."""
         return any(r.match is not None and r.match.id == match_id and not r.match.over for r in self.rooms.values())
@@ -84,6 +113,7 @@ class Lobby:
     def forget(self, room: Room) -> None:
         """The room is gone from memory (deleted, expired or about to be reloaded)."""
         self.rooms.pop(room.code, None)
+        self.disown(room.code)
 
     # ----- requests that find or make a seat ---------------------------------------------------------
     def create(self, env: Env, peer: int, req: m.CreateRoom) -> Effects:
@@ -92,15 +122,18 @@ class Lobby:
         if len(self.rooms) + len(self.pending) >= env.config.max_rooms:
             raise ProtocolError(ErrorCode.TOO_MANY_ROOMS, "the server has no room for more rooms")
         token = env.randbytes(32).hex()
-        room = Room(code=self._new_code(env), created=env.now, next_seed=env.randbytes(32).hex())
-        seat = Seat(sid=0, token_hash=hash_token(token), name=req.name, seed=req.client_seed or "")
+        owner = self._owner(peer)
+        room = Room(code=self._new_code(env), created=env.now, next_seed=env.randbytes(32).hex(), owner=owner)
+        seat = Seat(sid=0, token_hash=hash_token(token), name=req.name, seed=req.client_seed or "", owner=owner)
         room.seats.append(seat)
         room.next_sid = 1
         fx = Effects()
         fx.writes.append(StoreRoom(room.code, room))
         self.rooms[room.code] = room
+        self.own(room.code, owner)
         self.attach(peer, room, seat)
-        log.info("room_created room={room} peer={peer}", room=room.code, peer=peer)
+        if env.may_log(owner):
+            log.info("room_created room={room} peer={peer}", room=room.code, peer=peer)
         fx.send(peer, m.RoomCreated(room.code, self.invite(env, peer, room), token, req.id))
         fx.send(peer, presenter.room(room, seat, env))
         return fx
@@ -116,14 +149,18 @@ class Lobby:
         if len(room.seats) >= 2:
             raise ProtocolError(ErrorCode.ROOM_FULL, f"room {room.code} has two players")
         token = env.randbytes(32).hex()
-        seat = Seat(sid=room.next_sid, token_hash=hash_token(token), name=req.name, seed=req.client_seed or "")
+        seat = Seat(
+            sid=room.next_sid, token_hash=hash_token(token), name=req.name, seed=req.client_seed or "",
+            owner=self._owner(peer),
+        )
         fx = Effects()
         fx.touch(room)
         room.seats.append(seat)
         room.next_sid += 1
         room.store(env, fx)
         self.attach(peer, room, seat)
-        log.info("room_joined room={room} peer={peer}", room=room.code, peer=peer)
+        if env.may_log(seat.owner):
+            log.info("room_joined room={room} peer={peer}", room=room.code, peer=peer)
         fx.send(peer, m.Joined(room.code, self.invite(env, peer, room), token, False, req.id))
         presenter.room_updates(room, env, fx)
         return fx
@@ -143,7 +180,29 @@ class Lobby:
         return seat
 
     def resume(self, env: Env, peer: int, room: Room, seat: Seat, rid: m.RequestId | None) -> Effects:
-        """O12: the seat (found by :meth:`seat_for`) moves to ``peer``; the old connection is let go."""
+        """O12: the seat (found by :meth:`seat_for`) moves to ``peer``; the old connection is let go.
+
+        At most ``resumes_per_seat`` resumes per ``resume_window`` (a token bucket on the seat): each
+        one tells the opponent (``presence``, ``room``) and writes the room, so resuming in a loop
+        must not be a way to flood the other seat or the disk.
+        """
+        config = env.config
+        tokens = seat.resumes if seat.resumes is not None else float(config.resumes_per_seat)
+        tokens = min(float(config.resumes_per_seat),
+                     tokens + (env.now - seat.resumed_at) * config.resumes_per_seat / config.resume_window)
+        seat.resumed_at = env.now
+        seat.resumes = tokens
+        if tokens < 1.0:
+            wait = (1.0 - tokens) * config.resume_window / config.resumes_per_seat
+            raise ProtocolError(
+                ErrorCode.TOO_MANY_ATTEMPTS,
+                f"this seat was resumed too often (at most {config.resumes_per_seat} times per "
+                f"{config.resume_window:g} s); try again in {wait:.0f} s",
+            )
+        seat.resumes = tokens - 1.0
+        owner = self._owner(peer)
+        if owner:
+            seat.owner = owner
         old = seat.peer
         fx = room.resume(env, seat, peer, m.Joined(room.code, self.invite(env, peer, room), None, True, rid))
         if old is not None and old != peer:
@@ -169,6 +228,10 @@ class Lobby:
         return fx
 
     # ----- inside -----------------------------------------------------------------------------------
+    def _owner(self, peer: int) -> str:
+        info = self.peers.get(peer)
+        return info.owner if info is not None else ""
+
     def invite(self, env: Env, peer: int, room: Room) -> str:
         info = self.peers.get(peer)
         host = env.config.public_host or (info.host if info else "127.0.0.1")

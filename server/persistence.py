@@ -12,6 +12,7 @@ from twisted.logger import Logger
 
 from mineduel.server.commits import Batch, CommitQueue
 from mineduel.server.effects import DropActions, Effects, Env, StoreActions, StoreResult, StoreRoom, Write
+from mineduel.server.limits import RecordCaps
 from mineduel.server.lobby import Lobby
 from mineduel.server.match import LiveMatch
 from mineduel.server.room import Room, Seat
@@ -23,10 +24,11 @@ log = Logger(namespace="mineduel.rooms")
 class Persistence:
     """Stages what operations wrote and restores what a restart or a failed commit lost."""
 
-    def __init__(self, storage: Storage, commits: CommitQueue, lobby: Lobby) -> None:
+    def __init__(self, storage: Storage, commits: CommitQueue, lobby: Lobby, caps: RecordCaps | None = None) -> None:
         self.storage = storage
         self.commits = commits
         self.lobby = lobby
+        self.caps = caps  # None: every record is kept (until the retention sweep)
 
     def stage(self, writes: list[Write], touched: dict[str, dict[int, int | None]]) -> None:
         """Stage an operation's writes (in its order) on the open batch."""
@@ -43,7 +45,28 @@ class Persistence:
             elif type(w) is DropActions:
                 commits.stage_drop(w.match_id)
             elif type(w) is StoreResult:
-                commits.stage_result(w.match_id, w.room, w.ended, w.record)
+                self._stage_result(w)
+
+    def _stage_result(self, w: StoreResult) -> None:
+        """A finished match's record, unless a record cap says no (its players have it from
+        ``match_end`` all the same); past the store's bound the oldest records go."""
+        caps = self.caps
+        if caps is None:
+            self.commits.stage_result(w.match_id, w.room, w.ended, w.record)
+            return
+        room = self.lobby.rooms.get(w.room)
+        players = room.match.players if room is not None and room.match is not None else ()
+        refused = caps.keep(s.owner for s in (room.seats if room is not None else ()) if s.sid in players)
+        if refused is not None:
+            cap, first = refused
+            if first:
+                log.info("record_cap_reached cap={cap} room={room} match={match}: records beyond it are not kept",
+                         cap=cap, room=w.room, match=w.match_id)
+            return
+        self.commits.stage_result(w.match_id, w.room, w.ended, w.record)
+        keep = caps.trim_to()
+        if keep is not None:
+            self.commits.stage_trim_results(keep)
 
     def restore(self, code: str, env: Env, *, stage: bool = True, not_before: float | None = None) -> Effects:
         """Rebuild a stored room (replaying its match) as after a restart (O12: seats away).
@@ -55,15 +78,19 @@ class Persistence:
         self.lobby.pending.discard(code)
         loaded = self.storage.load_room(code)
         if loaded is None:
+            self.lobby.disown(code)
             return fx
         blob, actions = loaded
         room = Room(
             code=blob["code"], created=blob["created"], next_seed=blob["next_seed"],
             seats=[Seat(**s) for s in blob["seats"]], next_sid=blob["next_sid"], number=blob["number"],
+            owner=blob.get("owner", ""),
         )
         if blob["match"] is not None:
             room.match = LiveMatch.from_blob(blob["match"], actions)
         self.lobby.rooms[code] = room
+        self.lobby.disown(code)  # as indexed while pending, if it was: the blob says
+        self.lobby.own(code, room.owner)
         now = env.now
         if room.status == "playing" and room.match_seats() is not None:
             for seat in room.seats:

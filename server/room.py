@@ -48,13 +48,17 @@ class Seat:
     away_since: float | None = None  # O12: when the drop was detected, during a match
     grace: float | None = None  # O12: away_since + grace_seconds
     expired: float | None = None  # O12: when the grace ran out while the opponent was away too
+    owner: str = ""  # owner tag of the address that last took the seat (server/limits.py: record caps)
     peer: int | None = None
+    # Not stored: the resume bucket (Lobby.resume), full again after a restart.
+    resumes: float | None = None
+    resumed_at: float = 0.0
 
     def to_blob(self) -> Blob:
         return {
             "sid": self.sid, "token_hash": self.token_hash, "name": self.name, "seed": self.seed,
             "ready": self.ready, "rematch": self.rematch, "away_since": self.away_since,
-            "grace": self.grace, "expired": self.expired,
+            "grace": self.grace, "expired": self.expired, "owner": self.owner,
         }
 
     def clear_away(self) -> None:
@@ -71,6 +75,7 @@ class Room:
     number: int = 0  # matches started in this room (R1 nonce of the last one)
     match: LiveMatch | None = None
     call: IDelayedCall | None = None  # the room's one timer (armed by the shell only)
+    owner: str = ""  # owner tag of the address that created it: its rooms are counted (server/limits.py)
 
     # ----- queries -----------------------------------------------------------------------------
     @property
@@ -158,6 +163,7 @@ class Room:
         return {
             "v": BLOB_VERSION, "code": self.code, "created": self.created, "next_seed": self.next_seed,
             "next_sid": self.next_sid, "number": self.number, "seats": [s.to_blob() for s in self.seats],
+            "owner": self.owner,
             "match": None if self.match is None else {**self.match.to_blob(), "seq": self.match.seq},
         }
 
@@ -224,7 +230,8 @@ class Room:
             fx.send(old, m.Error(ErrorCode.REPLACED, "this seat was resumed on another connection"))
             fx.close(old)
         seat.peer = peer
-        log.info("seat_resumed room={room} sid={sid} peer={peer}", room=self.code, sid=seat.sid, peer=peer)
+        if env.may_log(seat.owner):
+            log.info("seat_resumed room={room} sid={sid} peer={peer}", room=self.code, sid=seat.sid, peer=peer)
         fx.send(peer, reply)
         fx.send(peer, presenter.room(self, seat, env))
         if match is not None and seat.sid in match.players:
@@ -279,7 +286,8 @@ class Room:
             self.store(env, fx)
         else:
             self.delete(fx)
-        log.info("seat_left room={room} sid={sid}", room=self.code, sid=seat.sid)
+        if env.may_log(seat.owner):
+            log.info("seat_left room={room} sid={sid}", room=self.code, sid=seat.sid)
         presenter.room_updates(self, env, fx)
         return fx
 
@@ -351,7 +359,8 @@ class Room:
         else:
             seat.ready = seat.rematch = False
         self.store(env, fx)
-        log.info("seat_away room={room} sid={sid}", room=self.code, sid=seat.sid)
+        if env.may_log(seat.owner):
+            log.info("seat_away room={room} sid={sid}", room=self.code, sid=seat.sid)
         other = self.other(seat)
         if other is not None and other.peer is not None:
             if self.status == "playing":
@@ -396,10 +405,11 @@ class Room:
             s.ready = s.rematch = False
             s.clear_away()
         self.store(env, fx, drop=[previous.id] if previous is not None else [])
-        log.info(
-            "match_started room={room} match={match} first={first} rule={rule}",
-            room=self.code, match=match.id, first=match.players[0], rule=match.first_rule,
-        )
+        if env.may_log(self.owner):
+            log.info(
+                "match_started room={room} match={match} first={first} rule={rule}",
+                room=self.code, match=match.id, first=match.players[0], rule=match.first_rule,
+            )
         for rs in (0, 1):
             peer = self.room_seat(rs).peer
             if peer is not None:
@@ -446,10 +456,11 @@ class Room:
                 fx.writes.append(StoreResult(match.id, self.code, match.ended or env.now, orjson.dumps(record).decode()))
                 outcome = match.state.outcome()
                 assert outcome is not None
-                log.info(
-                    "match_ended room={room} match={match} reason={reason} winner={winner}",
-                    room=self.code, match=match.id, reason=outcome.reason.value, winner=outcome.winner,
-                )
+                if env.may_log(self.owner):
+                    log.info(
+                        "match_ended room={room} match={match} reason={reason} winner={winner}",
+                        room=self.code, match=match.id, reason=outcome.reason.value, winner=outcome.winner,
+                    )
         fx.rearm(self)
         return record
 

@@ -33,7 +33,8 @@ from twisted.logger import Logger
 
 from mineduel.server.commits import Batch, CommitQueue, Outbox
 from mineduel.server.config import Config
-from mineduel.server.effects import Effects, Env, RandBytes
+from mineduel.server.effects import Effects, Env, RandBytes, log_always
+from mineduel.server.limits import RecordCaps
 from mineduel.server.lobby import Lobby, PeerInfo, hash_token
 from mineduel.server.persistence import Persistence
 from mineduel.server.room import EPS, Room, Seat
@@ -75,7 +76,9 @@ class Rooms:
         self.config = config
         self.wall = wall if wall is not None else clock.seconds
         self.lobby = Lobby()
-        self.persistence = Persistence(storage, commits, self.lobby)
+        count = getattr(storage, "result_count", None)  # optional in the Storage interface
+        self.caps = RecordCaps(config, clock.seconds, count() if count is not None else 0)
+        self.persistence = Persistence(storage, commits, self.lobby, self.caps)
         # The lobby's own tables (the same objects): what tests and the service read.
         self.rooms: dict[str, Room] = self.lobby.rooms
         self.peers: dict[int, PeerInfo] = self.lobby.peers
@@ -83,6 +86,7 @@ class Rooms:
         self.open_rooms = self.lobby.open_rooms
         saved = storage.meta("clock")
         self.offset = 0.0 if saved is None else clock.seconds() - float(saved)
+        self.may_log: Callable[[str], bool] = log_always  # the session's log budget per address
 
     # ----- time -------------------------------------------------------------------------------
     def now(self) -> float:
@@ -90,7 +94,7 @@ class Rooms:
         return self.clock.seconds() - self.offset
 
     def env(self) -> Env:
-        return Env(self.clock.seconds() - self.offset, self.wall(), self.randbytes, self.config)
+        return Env(self.clock.seconds() - self.offset, self.wall(), self.randbytes, self.config, self.may_log)
 
     # ----- performing effects --------------------------------------------------------------------
     def perform(self, fx: Effects) -> None:
@@ -239,6 +243,10 @@ class Rooms:
         self.perform(fx)
         gone = before - len(self.rooms)
         self.commits.stage_purge(env.now - self.config.result_ttl)
+        self.caps.forget_old()
+        count = getattr(self.storage, "result_count", None)
+        if count is not None:
+            self.caps.stored = count()  # as committed so far: the purge staged now comes off later
         if gone:
             log.info("rooms_expired count={count}", count=gone)
         return gone
@@ -272,6 +280,11 @@ class Rooms:
         """
         codes = self.storage.room_codes()
         self.lobby.pending.update(codes)
+        owners = getattr(self.storage, "room_owners", None)  # optional in the Storage interface
+        if owners is not None:
+            # Counted against their addresses before they are restored (limits on rooms per address).
+            for code, owner in owners().items():
+                self.lobby.own(code, owner)
         queue = deque(codes)
         done: Deferred[int] = Deferred()
         count = [0]

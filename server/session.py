@@ -24,6 +24,7 @@ from twisted.logger import Logger
 
 from mineduel.server.commits import Batch, CommitQueue, Outbox, Writer
 from mineduel.server.config import Config
+from mineduel.server.limits import AddressLimits, AddressState
 from mineduel.server.lobby import PeerInfo
 from mineduel.server.match import RandBytes
 from mineduel.server.rooms import Rooms
@@ -56,6 +57,7 @@ class Conn:
     idle: IDelayedCall | None = None
     strikes: int = 0  # consecutive rate-limited lines
     closed: bool = False
+    address: AddressState | None = None  # its address's limits (server/limits.py), shared with its other connections
 
 
 @dataclass
@@ -134,9 +136,9 @@ class ServerCore:
         self.conns: dict[int, Conn] = {}
         self.per_address: dict[str, int] = {}
         self.attempts: dict[str, AttemptLog] = {}
-        # Rooms created per address key that may still wait for an opponent: one address must
-        # not fill the server's room limit with rooms nobody can join (each lives 24 h, O15).
-        self.open_rooms: dict[str, list[str]] = {}
+        # What each address may still do whatever its connections (rooms are counted by the lobby).
+        self.limits = AddressLimits.for_storage(config, clock.seconds, storage)
+        self.rooms.may_log = self.limits.may_log_owner
         self._loops: list[LoopingCall] = []
         self._ping_order: list[int] = []
         self._ping_next = 0
@@ -163,30 +165,18 @@ class ServerCore:
             log.failure("retention sweep failed")
         self._forget_old_attempts()
 
-    def _open_rooms_of(self, key: str) -> list[str]:
-        """This address's rooms that still exist with a free seat and no match."""
-        codes = []
-        for code in self.open_rooms.get(key, ()):
-            room = self.rooms.rooms.get(code)
-            if room is not None and len(room.seats) < 2 and room.match is None:
-                codes.append(code)
-        if not codes:
-            self.open_rooms.pop(key, None)
-        return codes
-
     def _forget_old_attempts(self) -> None:
         """Addresses whose failed guesses are all older than the window are forgotten (bounded memory)."""
         cutoff = self.clock.seconds() - self.config.code_failure_window
         for address in [a for a, entry in self.attempts.items() if not entry.times or entry.times[-1] <= cutoff]:
             del self.attempts[address]
-        for key in list(self.open_rooms):
-            self._open_rooms_of(key)
 
     def _tick(self) -> None:
         try:
             self.rooms.tick()
         except Exception:  # noqa: BLE001 - logged; the clock loop must go on
             log.failure("could not write the server clock")
+        self.limits.maybe_prune(self.per_address)
 
     def stop(self, reason: str = "shutdown") -> None:
         """Tell every client, store the clock, stop timers (SIGTERM/SIGINT, O12 still applies)."""
@@ -212,19 +202,28 @@ class ServerCore:
         """Register a connection; ``False`` (after an error line) if a limit refuses it."""
         key = address_key(address)
         count = self.per_address.get(key, 0)
-        if self.closing or count >= self.config.max_connections_per_address or len(self.conns) >= self.config.max_connections:
+        config = self.config
+        state = None
+        if self.closing or count >= config.max_connections_per_address or len(self.conns) >= config.max_connections:
             why = (
-                f"too many connections from your address (at most {self.config.max_connections_per_address})"
-                if count >= self.config.max_connections_per_address
+                f"too many connections from your address (at most {config.max_connections_per_address})"
+                if count >= config.max_connections_per_address
                 else "the server is full or closing; try again later"
             )
+        else:
+            state = self.limits.admit(key)  # the connection rate: reconnecting does not reset it
+            why = f"too many new connections from your address (at most {config.connection_rate_per_address:g} a second)"
+        if state is None:
+            limited = self.limits.state(key)
+            if self.limits.may_log(limited):
+                log.info("connection_refused peer={peer} address={address} why={why!r}", peer=pid, address=key, why=why)
             self.outbox.send(pid, m.Error(ErrorCode.TOO_MANY_CONNECTIONS, why))
             self.outbox.close(pid)
             return False
         self.per_address[key] = count + 1
-        info = PeerInfo(pid, address, host, port or self.config.port, tls, pin)
+        info = PeerInfo(pid, address, host, port or config.port, tls, pin, owner=state.owner)
         now = self.clock.seconds()
-        conn = Conn(info, tokens=self.config.rate_burst, refilled=now)
+        conn = Conn(info, tokens=config.rate_burst, refilled=now, address=state)
         conn.idle = self.clock.callLater(self.config.idle_timeout, self._idle, pid)
         self.conns[pid] = conn
         self.rooms.peers[pid] = info
@@ -259,7 +258,8 @@ class ServerCore:
         if conn is None:
             return
         conn.idle = None
-        log.info("idle_timeout peer={peer} greeted={greeted}", peer=pid, greeted=conn.greeted)
+        if conn.address is None or self.limits.may_log(conn.address):
+            log.info("idle_timeout peer={peer} greeted={greeted}", peer=pid, greeted=conn.greeted)
         if conn.greeted:
             self.outbox.send(pid, m.Error(ErrorCode.IDLE, f"nothing received for {self.config.idle_timeout:g} s"))
         else:
@@ -310,6 +310,8 @@ class ServerCore:
         if not self._take_token(conn):
             conn.strikes += 1
             if conn.strikes > self.config.rate_burst:
+                if conn.address is not None and self.limits.may_log(conn.address):
+                    log.info("flood_closed peer={peer} address={address}", peer=pid, address=conn.address.key)
                 self._close(pid)  # a flood: stop reading it
                 return
             self.outbox.send(pid, m.Error(ErrorCode.RATE_LIMITED, "slow down: too many messages per second"))
@@ -368,10 +370,16 @@ class ServerCore:
                 self._close(pid)
 
     def _take_token(self, conn: Conn) -> bool:
+        """A token from the connection's bucket and one from its address's (shared by all its
+        connections, server/limits.py); neither is spent unless both have one."""
         now = self.clock.seconds()
-        conn.tokens = min(self.config.rate_burst, conn.tokens + (now - conn.refilled) * self.config.rate_per_second)
+        config = self.config
+        conn.tokens = min(config.rate_burst, conn.tokens + (now - conn.refilled) * config.rate_per_second)
         conn.refilled = now
         if conn.tokens < 1.0:
+            return False
+        address = conn.address
+        if address is not None and not address.take_line(now, config):
             return False
         conn.tokens -= 1.0
         return True
@@ -433,18 +441,20 @@ class ServerCore:
             self.outbox.send(pid, m.Ok(kind._value_, rid, rooms.act(pid, req)))
             return
         if isinstance(req, m.CreateRoom):
-            key = address_key(conn.info.address)
-            waiting = self._open_rooms_of(key)
-            if len(waiting) >= self.config.max_open_rooms_per_address:
+            # One address must not fill the server's room limit (each room lives up to 24 h, O15):
+            # the rooms it created count in any state, restored ones too (the owner tag is stored).
+            held, waiting = rooms.lobby.rooms_of(conn.info.owner)
+            if waiting >= self.config.max_open_rooms_per_address:
                 raise ProtocolError(
                     ErrorCode.TOO_MANY_ROOMS,
-                    f"your address already has {len(waiting)} rooms waiting for an opponent; join or leave one first",
+                    f"your address already has {waiting} rooms waiting for an opponent; join or leave one first",
+                )
+            if held >= self.config.max_rooms_per_address:
+                raise ProtocolError(
+                    ErrorCode.TOO_MANY_ROOMS,
+                    f"your address already holds {held} rooms (waiting, playing or finished); leave one first",
                 )
             rooms.create(pid, req)
-            seated = rooms.peer_seat.get(pid)
-            if seated is not None:
-                waiting.append(seated[0].code)
-                self.open_rooms[key] = waiting
             return
         if isinstance(req, (m.Peek, m.Join, m.Resume)):
             with self._guess(conn, ErrorCode.ROOM_NOT_FOUND, ErrorCode.BAD_TOKEN):
@@ -480,7 +490,8 @@ class ServerCore:
         conn.client = hello.client
         if conn.idle is not None and conn.idle.active():
             conn.idle.reset(self.config.idle_timeout)
-        log.info("hello peer={peer} client={client!r}", peer=conn.info.id, client=hello.client)
+        if conn.address is None or self.limits.may_log(conn.address):
+            log.info("hello peer={peer} client={client!r}", peer=conn.info.id, client=hello.client)
         config = self.config
         self.commits.send_now(conn.info.id, m.Welcome(
             PROTOCOL_VERSION, config.name, config.version, round(self.rooms.now(), 3), config.max_line,

@@ -46,11 +46,12 @@ class Write:
     results: list[tuple[str, str, float, str]] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
     purge_results_before: float | None = None  # O15: results that ended before this go
+    keep_results: int | None = None  # the store's bound: then only the newest this many results stay
 
     def __bool__(self) -> bool:
         return bool(
             self.rooms or self.actions or self.drop_actions or self.results or self.meta
-            or self.purge_results_before is not None
+            or self.purge_results_before is not None or self.keep_results is not None
         )
 
 
@@ -183,6 +184,13 @@ class SQLiteStorage:
             db.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?)", write.results)
             if write.purge_results_before is not None:
                 db.execute("DELETE FROM results WHERE ended < ?", (write.purge_results_before,))
+            if write.keep_results is not None:
+                # The newest ``keep_results`` by end time stay (the index on ``ended``, walked newest first).
+                db.execute(
+                    "DELETE FROM results WHERE match_id IN "
+                    "(SELECT match_id FROM results ORDER BY ended DESC, match_id DESC LIMIT -1 OFFSET ?)",
+                    (write.keep_results,),
+                )
         except BaseException:
             if db.in_transaction:  # SQLite already rolled back after some errors (SQLITE_FULL)
                 db.execute("ROLLBACK")
@@ -227,6 +235,16 @@ class SQLiteStorage:
         row = self._read.execute("SELECT record FROM results WHERE match_id = ?", (match_id,)).fetchone()
         return None if row is None else row[0]
 
+    def result_count(self) -> int:
+        """How many finished matches' records are stored."""
+        return int(self._read.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+
+    def room_owners(self) -> dict[str, str]:
+        """Every stored room's owner tag (rooms without one are left out): read once at start,
+        so the rooms an address holds are counted before its rooms are restored."""
+        rows = self._read.execute("SELECT code, json_extract(data, '$.owner') FROM rooms")
+        return {code: owner for code, owner in rows if isinstance(owner, str) and owner}
+
     def close(self) -> None:
         if self._read is not self._db:
             self._read.close()
@@ -266,6 +284,10 @@ class MemoryStorage:
         if write.purge_results_before is not None:
             cutoff = write.purge_results_before
             self.results = {m: r for m, r in self.results.items() if r[1] >= cutoff}
+        if write.keep_results is not None:
+            newest = sorted(self.results, key=lambda m: (self.results[m][1], m), reverse=True)
+            for gone in newest[write.keep_results :]:
+                del self.results[gone]
         self.commits += 1
 
     def meta(self, key: str) -> str | None:
@@ -288,6 +310,13 @@ class MemoryStorage:
     def load_result(self, match_id: str) -> str | None:
         entry = self.results.get(match_id)
         return None if entry is None else entry[2]
+
+    def result_count(self) -> int:
+        return len(self.results)
+
+    def room_owners(self) -> dict[str, str]:
+        owners = {code: _loads(data).get("owner") for code, data in self.rooms.items()}
+        return {code: owner for code, owner in owners.items() if isinstance(owner, str) and owner}
 
     def close(self) -> None:
         pass

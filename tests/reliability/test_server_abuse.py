@@ -744,8 +744,9 @@ async def test_a_seated_slow_reader_stops_being_read_and_is_cut_after_send_stall
     reads them. Once Twisted holds 64 KiB for it the server stops reading it; 15 s later on the net
     clock — though it read a few kilobytes meanwhile — it is cut, its opponent gets ``presence``
     connected:false (O12), it never had more than ``max_unsent`` waiting, and the match next door
-    went on."""
-    server = live()  # the default limits
+    went on. (Resumes per seat are not limited here: what it asks for is the point, not how often;
+    tests/reliability/test_hostile_peers.py holds that limit.)"""
+    server = live(resumes_per_seat=10**6)  # otherwise the default limits
     neighbours = await Neighbours.start(server)
     deaf = server.deaf()
     deaf.send(bots.hello("deaf/1"), m.CreateRoom(client_seed="deaf"))
@@ -1086,3 +1087,45 @@ def test_match_id_guessing_with_get_record_counts_against_the_guessing_limit():
     h.advance(61)
     assert guesser.send(type="get_record", match_id="00000000000000ab")[0]["code"] == "not_found"
     record_figure("abuse", "match ids guessed", 12)
+
+
+# ----- 7. hostile peers (issue 15) ------------------------------------------------------------------------
+# The per-address limits and the record caps are tested on a fake clock in
+# tests/reliability/test_hostile_peers.py; here reconnect churn over sockets.
+
+
+@needs_second_loopback
+@pytest_twisted.ensureDeferred
+async def test_reconnect_churn_from_one_address_gets_no_fresh_budget_and_is_refused_past_the_connection_rate(live):
+    """Issue 15 item 2 over sockets, default limits: one address opens a connection after another,
+    each sending ``hello`` and 10 pings at once, then closing. The first 30 connections (the burst
+    of new connections) are served, later ones get ``too_many_connections``; of all their lines
+    at most 120 (the address's burst) are answered, the rest ``rate_limited``. The neighbours'
+    match goes on meanwhile, and a second later on the rules clock the address may connect again."""
+    server = live()
+    neighbours = await Neighbours.start(server)
+    served = refused = answered = limited = 0
+    for i in range(scaled(60)):
+        client = await server.connect(ABUSER, hello=False)
+        lines = b"".join(codec.encode_message(msg) for msg in [bots.hello("churn/1"), *[m.PingRequest(j) for j in range(10)]])
+        client.transport.write(lines)
+        await turns_until(lambda c=client: len(c.messages) >= 11 or not c.connected_)
+        kinds = [(msg["type"], msg.get("code")) for msg in client.messages]
+        if kinds[:1] == [("error", "too_many_connections")]:
+            refused += 1
+            assert len(kinds) == 1
+        else:
+            served += 1
+            answered += sum(kind in ("welcome", "pong") for kind, _ in kinds)
+            limited += sum(code == "rate_limited" for _, code in kinds)
+        await arrives(client.close())
+        if i % 10 == 9:
+            await neighbours.move()
+    assert (served, refused) == (30, scaled(60) - 30)
+    assert answered == 3 * 40 and limited == served * 11 - answered
+    server.rules.advance(1.0)
+    await neighbours.move()
+    again = await server.connect(ABUSER)  # ten new connections a second: one of them
+    assert (await again.request("ping"))["type"] == "pong"
+    neighbours.check_undisturbed()
+    record_figure("abuse", "reconnect churn connections", scaled(60) + 1, "connections")

@@ -320,6 +320,10 @@ class LiveServer:
             # O15) and the fake clock never lets them expire: §8's 8 per address would refuse the
             # ninth example's create_room. The limit is tested by test_server_abuse.py.
             max_open_rooms_per_address=10**6,
+            # Likewise the per-address limits of issue 15 (test_hostile_peers.py tests them): every
+            # connection comes from 127.0.0.1 and the fake clock refills no bucket.
+            max_rooms_per_address=10**6, connection_rate_per_address=1e9, connection_burst_per_address=1e9,
+            resumes_per_seat=10**6, max_records_per_address=10**9, max_records_per_pair=10**9,
         )
         self.handle = start_server(_reactor(), self.config, clock=self.clock, randbytes=randbytes)
         self.clock.advance(0)  # the (empty) restore

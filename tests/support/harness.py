@@ -110,7 +110,12 @@ class Harness:
         self.rng = random.Random(seed)
         self.config = Config(**{
             "rate_per_second": 1000.0, "rate_burst": 1000.0, "idle_timeout": 1e9, "ping_interval": 1e9,
-            "max_connections_per_address": 10**6, **config,
+            "max_connections_per_address": 10**6,
+            # The per-address limits of issue 15 are off unless a test asks for them (its own tests do).
+            "address_rate_per_second": 1e9, "address_rate_burst": 1e9, "connection_rate_per_address": 1e9,
+            "connection_burst_per_address": 1e9, "max_rooms_per_address": 10**6, "resumes_per_seat": 10**6,
+            "max_records_per_address": 10**9, "max_records_per_pair": 10**9,
+            **config,
         })
         self.core = ServerCore(
             clock=self.clock,
