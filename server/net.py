@@ -21,6 +21,7 @@ from zope.interface import implementer
 
 from mineduel.server.session import ServerCore
 from mineduel.shared.wire import codec
+from mineduel.shared.wire import messages as m
 from mineduel.shared.wire.messages import ServerMessage
 
 log = Logger(namespace="mineduel.net")
@@ -47,6 +48,17 @@ def line(message: Outgoing) -> bytes:
     return codec.encode_message(message)
 
 
+SNAPSHOTS: tuple[type[ServerMessage], ...] = (m.Room, m.Presence, m.RematchStatus)
+"""Messages that each show the whole of something (the room as the seat sees it, the opponent's
+connection, both rematch wishes): a newer one makes an older one still waiting for the same
+connection worthless, so it replaces it (output coalescing, issue 15)."""
+
+
+def snapshot_key(message: ServerMessage) -> object:
+    """What a snapshot message shows: a newer message with the same key replaces an older one."""
+    return ("room", message.room) if isinstance(message, m.Room) else type(message)
+
+
 def unsent_bytes(transport: object) -> int:
     """Bytes Twisted still holds for this connection (its peer has not read them yet)."""
     buffered = getattr(transport, "dataBuffer", b"")
@@ -61,6 +73,13 @@ class LineProtocol(LineOnlyReceiver):
     (the send buffer passed 64 KiB): it then stops reading that peer's requests too, and a peer
     that still has not read after ``send_stall`` seconds, or lets ``max_unsent`` bytes pile up,
     is cut off. Its seat is then away, as after any drop (O12); nobody else waits for it.
+
+    While paused, snapshot messages (:data:`SNAPSHOTS`) wait in ``tail`` instead of Twisted's
+    buffer, and a newer one replaces an older one there: whatever the opponent does (resuming in
+    a loop, toggling ``ready``), a slow reader's queue grows by at most one message of each kind.
+    Any other message first writes the tail out, then itself, so the order of PROTOCOL.md §1
+    holds (a request's effects before its reply; nothing overtakes anything). The tail goes out
+    when Twisted has sent everything (``resumeProducing``) and before a close.
     """
 
     delimiter = b"\n"
@@ -72,6 +91,8 @@ class LineProtocol(LineOnlyReceiver):
         self.cut = False
         self.tls = False  # set by the listener (ListenerFactory): invite links say mineduels://
         self.pin: str | None = None
+        self.paused = False  # Twisted's buffer for this peer is full (pauseProducing)
+        self.tail: dict[object, tuple[ServerMessage, bytes]] = {}  # held snapshots, in order (while paused)
 
     @property
     def conn(self) -> Connection:
@@ -110,6 +131,7 @@ class LineProtocol(LineOnlyReceiver):
     # IPushProducer: our output to this peer
     def pauseProducing(self) -> None:
         """The peer is not reading: read nothing more from it, and give it ``send_stall`` seconds."""
+        self.paused = True
         self.conn.pauseProducing()
         if self.stalled is None:
             self.stalled = self.factory.clock.callLater(self.factory.core.config.send_stall, self._stall_expired)
@@ -118,8 +140,49 @@ class LineProtocol(LineOnlyReceiver):
         if self.stalled is not None and self.stalled.active():
             self.stalled.cancel()
         self.stalled = None
+        self.paused = False
         if not self.cut:
             self.conn.resumeProducing()
+            self.write_tail()  # may pause us again at once
+
+    # Output (the factory's outbox writes through these)
+    def deliver(self, messages: Sequence[ServerMessage]) -> None:
+        """Write ``messages`` in order; while paused, snapshots wait in the tail (coalesced)."""
+        if self.cut or self.transport is None:
+            return
+        if not self.paused:
+            write_now(self.conn, b"".join([line(message) for message in messages]))
+            self.wrote()
+            return
+        tail = self.tail
+        chunks: list[bytes] = []
+        for message in messages:
+            if isinstance(message, SNAPSHOTS):
+                if chunks:  # what came before it goes first
+                    write_now(self.conn, b"".join(chunks))
+                    chunks.clear()
+                key = snapshot_key(message)
+                tail.pop(key, None)  # the older one is worthless now; the newer one goes last
+                tail[key] = (message, line(message))
+            else:
+                if tail:
+                    chunks += [data for _, data in tail.values()]
+                    tail.clear()
+                chunks.append(line(message))
+        if chunks:
+            write_now(self.conn, b"".join(chunks))
+        self.wrote()
+
+    def write_tail(self) -> None:
+        """Write the held snapshots now (resumed, or closing)."""
+        if self.tail and not self.cut and self.transport is not None:
+            data = b"".join([data for _, data in self.tail.values()])
+            self.tail.clear()
+            write_now(self.conn, data)
+            self.wrote()
+
+    def held_bytes(self) -> int:
+        return sum(len(data) for _, data in self.tail.values())
 
     def stopProducing(self) -> None:
         """The connection is going away; ``connectionLost`` cleans up."""
@@ -139,7 +202,9 @@ class LineProtocol(LineOnlyReceiver):
 
     def wrote(self) -> None:
         """After each write: a peer with too much unread output is cut at once."""
-        if not self.cut and unsent_bytes(self.transport) > self.factory.core.config.max_unsent:
+        if not self.cut and unsent_bytes(self.transport) + (self.held_bytes() if self.tail else 0) > (
+            self.factory.core.config.max_unsent
+        ):
             self.cut_off("unread_output", f"over {self.factory.core.config.max_unsent} bytes unread")
 
 
@@ -214,23 +279,25 @@ class ServerFactory(Factory[LineProtocol]):
     def send(self, peer: int, message: Outgoing) -> None:
         proto = self.protocols.get(peer)
         if proto is not None and proto.transport is not None and not proto.cut:
+            if proto.paused:
+                proto.deliver((message,))
+                return
             write_now(proto.conn, line(message))
             proto.wrote()
 
     def send_all(self, items: Sequence[tuple[int, Outgoing | None]]) -> None:
         """Messages (``None``: close) in order: one write per connection, closes after its data."""
-        lines: dict[int, list[bytes]] = {}
+        messages: dict[int, list[Outgoing]] = {}
         closing: list[int] = []
         for peer, message in items:
             if message is None:
                 closing.append(peer)
             else:
-                lines.setdefault(peer, []).append(line(message))
-        for peer, chunks in lines.items():
+                messages.setdefault(peer, []).append(message)
+        for peer, batch in messages.items():
             proto = self.protocols.get(peer)
-            if proto is not None and proto.transport is not None and not proto.cut:
-                write_now(proto.conn, b"".join(chunks))
-                proto.wrote()
+            if proto is not None:
+                proto.deliver(batch)
         for peer in closing:
             self.close(peer)
 
@@ -238,6 +305,9 @@ class ServerFactory(Factory[LineProtocol]):
         """Close after our last bytes; a peer that never reads them is cut after ``close_timeout``."""
         proto = self.protocols.get(peer)
         if proto is not None and proto.transport is not None and not proto.cut:
+            proto.write_tail()  # held snapshots are part of the last bytes
+            if proto.cut:
+                return
             proto.conn.loseConnection()
             if unsent_bytes(proto.transport):
                 self.clock.callLater(self.core.config.close_timeout, self._cut_if_open, proto)

@@ -1,8 +1,9 @@
 """Hostile peers (issue 15, items 1, 2, 3 and 5): limits per address that no reconnection resets,
-and the record caps.
+output coalescing so that no player can get the opponent cut, and the record caps.
 
 Each attack of the issue is repeated here against ``ServerCore`` on a ``task.Clock``
-(tests/support/harness.py, which lifts the per-address limits unless a test sets them).
+(tests/support/harness.py, which lifts the per-address limits unless a test sets them) or, for
+output coalescing, against the net layer's protocol with a transport that records every write.
 The attacks over real loopback sockets are in tests/reliability/test_server_abuse.py (section 7).
 No sleeps, every loop bounded; the whole file runs in a few seconds.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
@@ -18,9 +20,13 @@ import pytest
 from support.harness import Client, Harness
 from support.reliability import record_figure, scaled
 from twisted.internet.task import Clock
+from twisted.internet.testing import StringTransport
 from twisted.logger import LogEvent, formatEvent, globalLogPublisher
 
+from mineduel.server.config import Config
+from mineduel.server.net import LineProtocol, ServerFactory
 from mineduel.server.storage import MemoryStorage, SQLiteStorage
+from mineduel.shared.wire import messages as m
 
 pytestmark = pytest.mark.reliability
 
@@ -318,6 +324,99 @@ def test_resumes_of_one_seat_are_bounded_and_the_opponent_hears_of_the_allowed_o
     assert back.send(type="resume", room=a.room, token=a.token)[0]["code"] == "too_many_attempts"  # over itself
     assert b.last("presence")["connected"] is True and seat.peer == back.pid
     record_figure("hostile", "resumes refused beyond the seat's budget", scaled(100) + 1, "requests")
+
+
+# ----- 2. output coalescing ---------------------------------------------------------------------------
+
+
+class Recording(StringTransport):
+    """A transport recording every write, with the producer calls a TCP transport has."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reading = True
+        self.lost = False
+
+    def pauseProducing(self) -> None:
+        self.reading = False
+
+    def resumeProducing(self) -> None:
+        self.reading = True
+
+    def loseConnection(self) -> None:
+        self.lost = True
+
+    def types(self) -> list[str]:
+        return [orjson.loads(line)["type"] for line in self.value().splitlines()]
+
+
+def paused_protocol() -> tuple[ServerFactory, LineProtocol, Recording]:
+    factory = ServerFactory(clock=Clock())
+    factory.core = SimpleNamespace(config=Config())  # type: ignore[assignment]  # the net layer reads its config only
+    proto = LineProtocol()
+    proto.factory = factory
+    proto.pid = 1
+    transport = Recording()
+    proto.transport = transport  # type: ignore[assignment]
+    factory.protocols[1] = proto
+    return factory, proto, transport
+
+
+def room(code: str, status: str, now: float) -> m.Room:
+    me = m.SeatInfo("me", True, False, False, None, False)
+    return m.Room(code, status, me, None, None, "0" * 64, None, now)
+
+
+def presence(connected: bool, now: float) -> m.Presence:
+    return m.Presence(connected, None, False, now)
+
+
+def test_while_a_peer_does_not_read_a_newer_snapshot_replaces_an_older_one_and_order_is_kept():
+    """Issue 15 item 2, the mechanism: while Twisted's buffer for a peer is full (``pauseProducing``),
+    ``room``, ``presence`` and ``rematch`` wait and a newer one replaces an older one (a ``room`` per
+    room code); any other message writes them out first, so nothing overtakes anything and a
+    request's effects still come before its reply (PROTOCOL.md §1); resuming, or closing, writes
+    what waits."""
+    factory, proto, transport = paused_protocol()
+    factory.send_all([(1, room("AAAAAA", "waiting", 1.0)), (1, m.Ok("ready", "r1"))])
+    assert transport.types() == ["room", "ok"]  # not paused: written at once
+    transport.clear()
+    proto.pauseProducing()
+    assert not transport.reading and proto.stalled is not None
+    for i in range(scaled(1000)):  # the opponent resuming in a loop
+        factory.send_all([(1, presence(i % 2 == 0, 2.0 + i)), (1, room("AAAAAA", "playing", 2.0 + i))])
+        factory.send(1, m.RematchStatus(False, i % 2 == 1))
+    assert transport.value() == b"" and len(proto.tail) == 3
+    factory.send_all([(1, room("AAAAAA", "playing", 5000.0)), (1, m.Ok("ready", "r2"))])
+    sent = [orjson.loads(line) for line in transport.value().splitlines()]
+    assert [msg["type"] for msg in sent] == ["presence", "rematch", "room", "ok"]
+    assert sent[2]["server_time"] == 5000.0 and sent[0]["server_time"] == 2.0 + scaled(1000) - 1
+    transport.clear()
+    factory.send_all([(1, room("AAAAAA", "finished", 6000.0)), (1, room("BBBBBB", "waiting", 6001.0)),
+                      (1, room("AAAAAA", "finished", 6002.0))])
+    assert transport.value() == b""
+    proto.resumeProducing()  # Twisted sent everything: what waits goes now, in order
+    sent = [orjson.loads(line) for line in transport.value().splitlines()]
+    assert [(msg["room"], msg["server_time"]) for msg in sent] == [("BBBBBB", 6001.0), ("AAAAAA", 6002.0)]
+    assert transport.reading and proto.stalled is None and not proto.tail
+    transport.clear()
+    proto.pauseProducing()
+    factory.send_all([(1, presence(False, 7000.0)), (1, None)])  # a close: the held snapshot first
+    assert transport.types() == ["presence"] and transport.lost
+
+
+def test_a_peer_whose_held_snapshots_and_buffer_pass_max_unsent_is_cut():
+    """The tail counts towards ``max_unsent`` like Twisted's buffer (it can hold one message of each
+    kind only, so this takes a huge room message: the bound is still the bound)."""
+    factory, proto, transport = paused_protocol()
+    factory.core = SimpleNamespace(config=Config(max_unsent=1000))  # type: ignore[assignment]
+    proto.pauseProducing()
+    big = m.Room("AAAAAA", "waiting", m.SeatInfo("x" * 600, True, False, False, None, False),
+                 m.SeatInfo("y" * 600, True, False, False, None, False), None, "0" * 64, None, 1.0)
+    cut: list[str] = []
+    proto.cut_off = lambda reason, detail: cut.append(reason)  # type: ignore[method-assign]
+    factory.send(1, big)
+    assert cut == ["unread_output"]
 
 
 # ----- 3. records ---------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ room limit for everybody else.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import socket
 from collections.abc import Awaitable, Callable, Sequence
@@ -1091,7 +1092,78 @@ def test_match_id_guessing_with_get_record_counts_against_the_guessing_limit():
 
 # ----- 7. hostile peers (issue 15) ------------------------------------------------------------------------
 # The per-address limits and the record caps are tested on a fake clock in
-# tests/reliability/test_hostile_peers.py; here reconnect churn over sockets.
+# tests/reliability/test_hostile_peers.py; here the two attacks that are about sockets.
+
+
+def watch_queue(proto: LineProtocol) -> dict[str, int]:
+    """After each write to ``proto``: the most it ever had waiting (``peak``: Twisted's buffer and
+    the held snapshots of output coalescing); and the bytes of every message the server had for it
+    (``offered``: what it would have been sent without coalescing)."""
+    seen = {"peak": 0, "offered": 0}
+    wrote, deliver = proto.wrote, proto.deliver
+
+    def watched_wrote() -> None:
+        seen["peak"] = max(seen["peak"], unsent_bytes(proto.transport) + proto.held_bytes())
+        wrote()
+
+    def watched_deliver(messages: Sequence[m.ServerMessage]) -> None:
+        seen["offered"] += sum(len(codec.encode_message(msg)) for msg in messages)
+        deliver(messages)
+
+    proto.wrote = watched_wrote  # type: ignore[method-assign]
+    proto.deliver = watched_deliver  # type: ignore[method-assign]
+    return seen
+
+
+@needs_second_loopback
+@pytest_twisted.ensureDeferred
+async def test_resume_churn_by_one_seat_never_gets_a_slow_reading_opponent_cut(live):
+    """Issue 15 item 3: a player dropping and resuming its own seat as fast as it could sent the
+    opponent a ``presence`` and a ``room`` each time it went and came back, and an opponent reading
+    slowly was cut (``unread_output``). With every other limit lifted (the resume bound too:
+    coalescing alone is under test) and ``max_unsent`` at 160 KiB, the resumer goes and comes back
+    ``scaled(400)`` times from new connections — over twice ``max_unsent`` of messages for the
+    opponent — while the opponent reads 256 bytes per cycle (about a quarter of it): once Twisted
+    holds 64 KiB for it, a newer ``presence``/``room`` replaces the one waiting, so its queue stays
+    within 64 KiB and one write, it is never cut (without coalescing it is), and once it catches up
+    it sees the seat as it is; the match next door goes on."""
+    server = live(rate_per_second=1e6, rate_burst=1e6, resumes_per_seat=10**6, connection_rate_per_address=1e9,
+                  connection_burst_per_address=1e9, max_unsent=160 * 1024)
+    neighbours = await Neighbours.start(server)
+    deaf = server.deaf(NEIGHBOUR)
+    deaf.send(bots.hello("deaf/1"), m.CreateRoom(client_seed="deaf"))
+    created = await deaf.read_until(m.RoomCreated)
+    resumer = await server.connect(ABUSER)
+    token = (await resumer.request("join", room=created.room, client_seed="churn"))["token"]
+    deaf.send(m.Ready())
+    await resumer.request("ready")
+    await deaf.read_until(m.MatchStart)
+    proto = server.server_side(deaf.port)
+    small_kernel_buffer(proto)
+    seen = watch_queue(proto)
+    seat = server.core.rooms.rooms[created.room].seats[1]
+    cycles = scaled(400)
+    for _ in range(cycles):
+        resumer.transport.abortConnection()  # away (O12): the opponent is told ...
+        await turns_until(lambda: seat.peer is None)
+        resumer = await server.connect(ABUSER)
+        await resumer.request("resume", room=created.room, token=token)  # ... and back: told again
+        with contextlib.suppress(BlockingIOError):
+            deaf.lines.dataReceived(deaf.sock.recv(256))  # the opponent reads slowly: a quarter of it
+        assert not proto.cut, "the opponent was cut"
+    assert seen["offered"] > 2 * server.config.max_unsent  # what it would have been sent without coalescing
+    assert seen["peak"] <= 64 * 1024 + 2048  # Twisted's 64 KiB, then the write that passed them
+    # The opponent catches up: everything that waited arrives.
+    await turns_until(lambda: bool(deaf.read()) and not proto.tail and unsent_bytes(proto.transport) == 0)
+    for _ in range(5):
+        deaf.read()
+        await one_turn()
+    last = [msg for msg in deaf.lines.typed if isinstance(msg, m.Presence)][-1]
+    assert last.connected and not proto.cut and proto.pid in server.core.conns
+    await neighbours.move(2)
+    neighbours.check_undisturbed()
+    record_figure("abuse", "drop-and-resume cycles by one seat while its opponent read slowly", cycles, "cycles")
+    record_figure("abuse", "opponent's queue under resume harassment", seen["peak"], "max bytes")
 
 
 @needs_second_loopback
