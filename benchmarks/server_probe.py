@@ -15,7 +15,11 @@ process and reactor:
 * ``gc`` events: every garbage collection of 2 ms or more (generation, seconds);
 * events on the same file: ``reactor_running`` (with ``startup``: seconds from process start
   to the first reactor turn, i.e. opening the database and listing its rooms), and ``restored``
-  (with ``rooms``) when the server's sliced restore finishes (``ServerHandle.restored``).
+  (with ``rooms``) when the server's sliced restore finishes (``ServerHandle.restored``);
+* with ``--queues``, every 0.1 s a ``queues`` event: per connection with output waiting, keyed by
+  the peer's port, ``[server, kernel]``: the bytes waiting for it in the server (Twisted's buffer
+  and the held snapshots of output coalescing, ``server/net.py``; what ``max_unsent`` bounds) and
+  in the kernel's send queue (TIOCOUTQ): what a slow reader's queue looks like from inside.
 
 ``time.monotonic()`` is system-wide on Linux, so the load generator can line these up with its
 own clock.
@@ -93,6 +97,8 @@ def main() -> int:
     parser.add_argument("--profile", default=None, help="write cProfile stats of the whole server run here")
     parser.add_argument("--census", action="store_true",
                         help="on SIGUSR1, write the 25 most numerous GC-tracked types to the probe file")
+    parser.add_argument("--queues", action="store_true",
+                        help="every 0.1 s, write the bytes waiting for each connection to the probe file")
     parser.add_argument("--experiment", action="append", default=[],
                         help="apply a what-if patch from server_experiments.py (not production code)")
     parser.add_argument("server_args", nargs=argparse.REMAINDER)
@@ -116,6 +122,37 @@ def main() -> int:
     def start_server(*a: Any, **kw: Any) -> service.ServerHandle:
         handle = original(*a, **kw)
         handle.restored.addCallback(lambda n: probe.event("restored", rooms=n))
+        if args.queues:
+            import fcntl
+            import termios
+
+            from twisted.internet.task import LoopingCall
+
+            from mineduel.server.net import unsent_bytes
+
+            def kernel_unsent(transport: Any) -> int:
+                """Bytes the kernel still holds in the socket's send queue (Linux: TIOCOUTQ)."""
+                sock = getattr(transport, "socket", None)
+                if sock is None:
+                    return 0
+                try:
+                    out = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
+                except OSError:
+                    return 0
+                return int.from_bytes(out, sys.byteorder)
+
+            def queues() -> None:
+                waiting = {}
+                for proto in list(handle.factory.protocols.values()):
+                    if proto.transport is not None:
+                        size = unsent_bytes(proto.transport) + getattr(proto, "held_bytes", lambda: 0)()
+                        kernel = kernel_unsent(proto.transport)
+                        if size or kernel:
+                            waiting[str(getattr(proto.transport.getPeer(), "port", "?"))] = [size, kernel]
+                if waiting:
+                    probe.event("queues", waiting=waiting)
+
+            LoopingCall(queues).start(0.1, now=False)
         return handle
 
     service.start_server = start_server  # cli.main imports it at call time

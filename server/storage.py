@@ -2,7 +2,9 @@
 
 The room logic talks only to :class:`Storage`; :class:`SQLiteStorage` (stdlib ``sqlite3``, WAL)
 is the default and :class:`MemoryStorage` serves tests. A networked database serving several
-server processes later only has to implement the same six methods.
+server processes later only has to implement the same six methods (and, if it can, the two
+optional ones both have: ``result_count`` and ``room_owners``, which the limits of issue 15 read
+at start; without them the record count starts at 0 and pending rooms count once restored).
 
 What is stored:
 
