@@ -109,17 +109,7 @@ class Client:
             await turn()
 
     def click(self, name: str) -> None:
-        popup = self.app.stack.popup
-        top = self.app.stack.top
-        if popup is not None:
-            group = popup.widgets
-        elif isinstance(top, GameScene) and top.panel.open and any(b.name == name for b in top.panel.widgets.buttons):
-            group = top.panel.widgets
-        else:
-            group = top.widgets
-        button = group.by_name(name)
-        assert button.enabled, name
-        self.d.click(self.d.to_window(button.rect.center))
+        self.d.click_named(name)
 
     def close(self) -> None:
         if self.session is not None:

@@ -138,17 +138,7 @@ class Player:
         return isinstance(self.top, GameScene) and self.top.controller is not None
 
     def click(self, name: str) -> None:
-        popup = self.app.stack.popup
-        scene = self.top
-        if popup is not None:
-            group = popup.widgets
-        elif isinstance(scene, GameScene) and scene.panel.open and any(b.name == name for b in scene.panel.widgets.buttons):
-            group = scene.panel.widgets
-        else:
-            group = scene.widgets
-        button = group.by_name(name)
-        assert button.enabled, name
-        self.d.click(self.d.to_window(button.rect.center))
+        self.d.click_named(name)
 
     def type_into(self, field: Any, text: str) -> None:
         self.d.click(self.d.to_window(field.rect.center))

@@ -11,6 +11,7 @@ from pathlib import Path
 import pygame
 
 from mineduel.client.app import App
+from mineduel.client.scenes.game import GameScene
 from mineduel.shared.rules.engine import Phase
 
 
@@ -82,6 +83,21 @@ class Driver:
 
     def click_button(self, name: str) -> None:
         self.click(self.button_pos(name))
+
+    def click_named(self, name: str) -> None:
+        """Click the enabled button ``name`` where a player sees it: the open popup's, else the
+        match screen's open panel's, else the scene's own."""
+        popup = self.app.stack.popup
+        top = self.app.stack.top
+        if popup is not None:
+            group = popup.widgets
+        elif isinstance(top, GameScene) and top.panel.open and any(b.name == name for b in top.panel.widgets.buttons):
+            group = top.panel.widgets
+        else:
+            group = top.widgets
+        button = group.by_name(name)
+        assert button.enabled, name
+        self.click(self.to_window(button.rect.center))
 
     def key(self, key: int, mod: int = 0) -> None:
         self.post(pygame.KEYDOWN, key=key, mod=mod, unicode="")
