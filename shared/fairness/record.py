@@ -32,23 +32,29 @@ class Record:
     action_extras: tuple[Mapping[str, Any], ...] = ()
 
 
-def _reject_constant(name: str) -> Any:
-    raise InvalidRecord(f"not JSON: {name} is not a JSON value")
+def strict_json(text: str | bytes | bytearray, error: type[ValueError]) -> Any:
+    """JSON as RECORD.md means it: UTF-8 only (``json.loads`` would guess UTF-16/32), no ``NaN`` or
+    ``Infinity``, no nesting deep enough to exhaust the stack; anything else raises ``error``
+    naming the problem. Records and witnesses are read through this one reader."""
+
+    def reject_constant(name: str) -> Any:
+        raise error(f"not JSON: {name} is not a JSON value")
+
+    try:
+        if isinstance(text, (bytes, bytearray)):
+            text = bytes(text).decode("utf-8")
+        return json.loads(text, parse_constant=reject_constant)
+    except error:
+        raise
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise error(f"not JSON: {exc}") from None
+    except RecursionError:
+        raise error("not JSON this reader accepts: nested too deeply") from None
 
 
 def loads(text: str | bytes) -> Record:
     """Parse and check a record; raise :class:`InvalidRecord` naming the problem."""
-    try:
-        if isinstance(text, bytes):
-            text = text.decode("utf-8")  # RECORD.md: UTF-8 only (json.loads would guess UTF-16/32)
-        data = json.loads(text, parse_constant=_reject_constant)
-    except InvalidRecord:
-        raise
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidRecord(f"not JSON: {exc}") from None
-    except RecursionError:
-        raise InvalidRecord("not JSON this reader accepts: nested too deeply") from None
-    return from_json(data)
+    return from_json(strict_json(text, InvalidRecord))
 
 
 def from_json(data: Any) -> Record:

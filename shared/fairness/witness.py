@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar
 
+from mineduel.shared.fairness.record import strict_json
 from mineduel.shared.wire.messages import BadMessage, Result, Reveal
 
 __all__ = [
@@ -409,20 +410,6 @@ def parse(obj: Any) -> Witness:
     )
 
 
-def _reject_constant(name: str) -> Any:
-    raise InvalidWitness(f"not JSON: {name} is not a JSON value")
-
-
 def loads(text: str | bytes | bytearray) -> Witness:
     """Parse a witness from its JSON text (UTF-8 bytes or str); :class:`InvalidWitness` if it is not one."""
-    try:
-        if isinstance(text, (bytes, bytearray)):
-            text = bytes(text).decode("utf-8")
-        data = json.loads(text, parse_constant=_reject_constant)
-    except InvalidWitness:
-        raise
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidWitness(f"not JSON: {exc}") from None
-    except RecursionError:
-        raise InvalidWitness("not JSON this reader accepts: nested too deeply") from None
-    return parse(data)
+    return parse(strict_json(text, InvalidWitness))
