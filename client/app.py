@@ -19,7 +19,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -168,7 +168,7 @@ class App:
         else:
             settings = store.load()
         if language is not None:
-            settings = Settings(language=language)  # chosen on the command line for this run
+            settings = replace(settings, language=language)  # chosen on the command line for this run
         self.translator = Translator(settings.language or (kiosk.default_language if kiosk is not None else DEFAULT_LANGUAGE))
         self._dirty: list[pygame.Rect] = []
         self._full = True

@@ -1,4 +1,4 @@
-"""Per-user settings (the language, U5) in the platform's config folder (platformdirs).
+"""Per-user settings (language U5, player name, sound, tutorial progress) in the platform's config folder.
 
 A missing file means defaults. A file that cannot be read or parsed, or holds values that make no
 sense, also means defaults — with a note in the log, never a crash. Saving writes a temporary file
@@ -37,11 +37,43 @@ def default_data_dir() -> Path:
     return platformdirs.user_data_path(APP_NAME, appauthor=False)
 
 
+NAME_MAX = 20  # characters of a player name (the server applies its own bound, PROTOCOL.md)
+TUTORIAL_STATES = ("unseen", "skipped", "done")  # or "step-N": stopped at step N, resumable
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """What the client remembers between runs. ``language`` ``None``: ask first (U1)."""
+    """What the client remembers between runs.
+
+    ``language`` ``None``: ask first (U1). ``player_name`` ``None``: ask on the first online use.
+    ``sound_volume`` is 0.0–1.0 and kept while muted, so unmuting restores it. ``tutorial`` is
+    one of :data:`TUTORIAL_STATES` or ``"step-N"``.
+    """
 
     language: str | None = None
+    player_name: str | None = None
+    sound_volume: float = 0.7
+    sound_muted: bool = False
+    tutorial: str = "unseen"
+
+
+def valid_player_name(value: object) -> str | None:
+    """``value`` as a kept name (trimmed, 1–NAME_MAX printable characters), else ``None``."""
+    if not isinstance(value, str):
+        return None
+    name = " ".join(value.split())
+    if not 1 <= len(name) <= NAME_MAX or not all(ch.isprintable() for ch in name):
+        return None
+    return name
+
+
+def valid_tutorial_state(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    if value in TUTORIAL_STATES:
+        return True
+    prefix, _, number = value.partition("-")
+    return prefix == "step" and number.isdigit() and len(number) <= 3
 
 
 class SettingsStore:
@@ -68,6 +100,32 @@ class SettingsStore:
                 settings = replace(settings, language=language)
             else:
                 log.warning("settings: unknown language %s in %s; asking again", preview(language), self.path)
+        # Each other field on its own: one bad value is that field's default (and a log line), not all defaults.
+        if "player_name" in data and data["player_name"] is not None:
+            name = valid_player_name(data["player_name"])
+            if name is None:
+                log.warning("settings: player name %s in %s is not usable; asking again", preview(data["player_name"]), self.path)
+            else:
+                settings = replace(settings, player_name=name)
+        volume = data.get("sound_volume")
+        if volume is not None:
+            if isinstance(volume, int | float) and not isinstance(volume, bool) and 0.0 <= volume <= 1.0:
+                settings = replace(settings, sound_volume=float(volume))
+            else:
+                log.warning("settings: sound volume %s in %s is not 0-1; using %s", preview(volume), self.path,
+                            Settings.sound_volume)
+        muted = data.get("sound_muted")
+        if muted is not None:
+            if isinstance(muted, bool):
+                settings = replace(settings, sound_muted=muted)
+            else:
+                log.warning("settings: sound_muted %s in %s is not true/false; sound stays on", preview(muted), self.path)
+        tutorial = data.get("tutorial")
+        if tutorial is not None:
+            if valid_tutorial_state(tutorial):
+                settings = replace(settings, tutorial=tutorial)
+            else:
+                log.warning("settings: tutorial state %s in %s is unknown; it will be offered again", preview(tutorial), self.path)
         return settings
 
     def save(self, settings: Settings) -> bool:

@@ -23,10 +23,9 @@ from mineduel.client.scenes.popups import (
     LanguagePopup,
     MenuItem,
     MenuPopup,
-    ResultInfo,
-    ResultPopup,
     RulesPopup,
 )
+from mineduel.client.scenes.result_popup import ResultInfo, ResultPopup
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent
 from mineduel.client.ui.text import FontBook, blit_paragraph, blit_text, paragraph_height

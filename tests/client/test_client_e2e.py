@@ -9,7 +9,8 @@ import pygame
 import pytest
 from support.client_driver import MY_PLAN, Driver, first_of, play_to_the_end
 
-from mineduel.client.scenes.popups import ConfirmPopup, LanguagePopup, MenuPopup, ResultPopup, RulesPopup
+from mineduel.client.scenes.popups import ConfirmPopup, LanguagePopup, MenuPopup, RulesPopup
+from mineduel.client.scenes.result_popup import ResultPopup
 from mineduel.client.ui import palette
 from mineduel.shared.fairness import record
 

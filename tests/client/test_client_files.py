@@ -130,3 +130,27 @@ def test_failed_record_save_is_shown_on_the_result(tmp_path):
         assert is_error and text.startswith("記録を保存できませんでした")
     finally:
         d.close()
+
+
+def test_settings_fields_round_trip_and_bad_fields_fall_back_one_by_one(tmp_path, caplog):
+    """U5: name, sound and tutorial progress survive a restart; one bad field does not reset the others."""
+    store = SettingsStore(tmp_path)
+    kept = Settings(language="ja", player_name="Mina", sound_volume=0.25, sound_muted=True, tutorial="step-3")
+    assert store.save(kept) and store.load() == kept
+    (tmp_path / "settings.json").write_text(json.dumps({
+        "version": 1, "language": "ko", "player_name": "\x07bell", "sound_volume": 7, "sound_muted": "yes",
+        "tutorial": "step-x",
+    }))
+    with caplog.at_level(logging.WARNING, logger="mineduel.client.settings"):
+        loaded = store.load()
+    assert loaded == Settings(language="ko")
+    assert len(caplog.records) == 4
+
+
+def test_player_names_are_trimmed_and_bounded():
+    from mineduel.client.settings import NAME_MAX, valid_player_name
+
+    assert valid_player_name("  Mina   Kim ") == "Mina Kim"
+    assert valid_player_name("x" * NAME_MAX) == "x" * NAME_MAX
+    assert valid_player_name("x" * (NAME_MAX + 1)) is None
+    assert valid_player_name("   ") is None and valid_player_name(3) is None and valid_player_name("a\u200bb") is None

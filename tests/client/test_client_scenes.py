@@ -7,7 +7,8 @@ import pytest
 from support.client_driver import Driver
 
 from mineduel.client.i18n import LANGUAGES
-from mineduel.client.scenes.popups import ConfirmPopup, LanguagePopup, MenuPopup, ResultPopup, RulesPopup
+from mineduel.client.scenes.popups import ConfirmPopup, LanguagePopup, MenuPopup, RulesPopup
+from mineduel.client.scenes.result_popup import ResultPopup
 from mineduel.shared.rules.engine import Action, ActionType
 
 

@@ -22,7 +22,8 @@ from support.client_driver import Driver, play_to_the_end
 from mineduel.client import kiosk as kiosk_mode
 from mineduel.client.i18n import LANGUAGES
 from mineduel.client.kiosk import DEFAULT_CHORD, Chord, KioskConfig, load_config, parse_config
-from mineduel.client.scenes.popups import LanguagePopup, MenuPopup, ResultPopup, RulesPopup
+from mineduel.client.scenes.popups import LanguagePopup, MenuPopup, RulesPopup
+from mineduel.client.scenes.result_popup import ResultPopup
 
 CHORD_MODS = pygame.KMOD_LCTRL | pygame.KMOD_LALT | pygame.KMOD_LSHIFT
 LANDSCAPE = (1280, 800)
