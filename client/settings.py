@@ -112,8 +112,7 @@ class SettingsStore:
             if isinstance(volume, int | float) and not isinstance(volume, bool) and 0.0 <= volume <= 1.0:
                 settings = replace(settings, sound_volume=float(volume))
             else:
-                log.warning("settings: sound volume %s in %s is not 0-1; using %s", preview(volume), self.path,
-                            Settings.sound_volume)
+                log.warning("settings: sound volume %s in %s is not 0-1; using the default", preview(volume), self.path)
         muted = data.get("sound_muted")
         if muted is not None:
             if isinstance(muted, bool):
@@ -125,7 +124,7 @@ class SettingsStore:
             if valid_tutorial_state(tutorial):
                 settings = replace(settings, tutorial=tutorial)
             else:
-                log.warning("settings: tutorial state %s in %s is unknown; it will be offered again", preview(tutorial), self.path)
+                log.warning("settings: tutorial state %s in %s is unknown; offering it again", preview(tutorial), self.path)
         return settings
 
     def save(self, settings: Settings) -> bool:
