@@ -34,6 +34,7 @@ from twisted.internet.endpoints import HostnameEndpoint, TCP4ClientEndpoint, TCP
 from twisted.internet.interfaces import IReactorCore, IStreamClientEndpoint
 from twisted.python.failure import Failure
 
+from mineduel.client.lan_address import LanAddresses, lan_addresses
 from mineduel.client.online_client import FoundServer, HostInfo, OnlineServices
 from mineduel.client.online_link import CONNECT_TIMEOUT, Connector, LinkListener
 from mineduel.client.tokens import TokenStore
@@ -191,15 +192,9 @@ def tcp_connector(reactor: IReactorCore) -> Connector:
 
 
 def lan_address() -> str:
-    """This machine's address as others on the LAN would dial it (no packet is sent to find it)."""
-    try:
-        candidates = socket.gethostbyname_ex(socket.gethostname())[2]
-    except OSError:
-        candidates = []
-    for address in candidates:
-        if not address.startswith("127."):
-            return address
-    return "127.0.0.1"
+    """This machine's best address as others on the LAN would dial it (``client/lan_address.py``:
+    from the interfaces, not a hostname lookup that may answer loopback; no packet is sent)."""
+    return lan_addresses().best
 
 
 def start_host(reactor: IReactorCore, folder: Path, *, port: int = DEFAULT_PORT, udp_port: int | None = DEFAULT_UDP_PORT,
@@ -209,10 +204,14 @@ def start_host(reactor: IReactorCore, folder: Path, *, port: int = DEFAULT_PORT,
     If the default port is taken (another server on this machine), any free port is used.
     """
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new folder is its owner's only (the DB holds live mines)
-    public = public_host or lan_address()
+    found = lan_addresses() if public_host is None else LanAddresses((public_host,), False)
+    if ":" not in interface:  # an IPv4 listener: an IPv6 address in a link would reach nothing
+        v4 = tuple(a for a in found.addresses if ":" not in a)
+        found = LanAddresses(v4, not v4)
+    public = found.best
     handle = server_client.host_server(reactor, host=interface, port=port, udp_port=udp_port, db=str(folder / SERVER_DB),
                                        public_host=public, name=f"MINE DUEL ({socket.gethostname()[:40]})")
-    return HostInfo(handle.port, public, handle.stop, handle.udp_port)
+    return HostInfo(handle.port, public, handle.stop, handle.udp_port, found.addresses, found.only_loopback)
 
 
 Discover = Callable[[Callable[[list[FoundServer]], None]], None]

@@ -50,6 +50,7 @@ from mineduel.client.online_match import OnlineMatch
 from mineduel.client.online_requests import Requests
 from mineduel.client.tokens import SavedSession, TokenStore
 from mineduel.client.witness import WitnessKeeper, WitnessStore, server_label
+from mineduel.shared.version import VERSION
 from mineduel.shared.wire import codec, links
 from mineduel.shared.wire.messages import (
     Hello,
@@ -99,6 +100,8 @@ class HostInfo:
     public_host: str
     stop: Callable[[], object]
     udp_port: int | None = None  # LAN discovery, when it could listen
+    addresses: tuple[str, ...] = ()  # every address a friend could dial, best first (``public_host`` is the first)
+    only_loopback: bool = False  # no such address: the friend must be on this computer (lan_address.py)
 
 
 @dataclass
@@ -111,7 +114,7 @@ class OnlineServices:
     discover: Callable[[Callable[[list[FoundServer]], None]], None] | None = None
     clipboard: Callable[[str], bool] = lambda text: False
     wall_clock: Callable[[], float] = time.time
-    client_name: str = "mine-duel/0.1.0"
+    client_name: str = f"mine-duel/{VERSION}"
     client_seed: Callable[[], str] = lambda: secrets.token_hex(8)  # R1: this seat's contribution to the draw
     host: HostInfo | None = field(default=None)  # the hosted server, once started
     witnesses: WitnessStore | None = None  # the match witnesses; default: ``witnesses/`` beside the token
