@@ -145,10 +145,122 @@ def translate(key: str, code: str, **params: object) -> str:
         text = catalog[key]
     except KeyError:
         raise MissingTranslation(f"no text for {key!r} in {catalog_path(code)}") from None
+    values = {name: str(value) for name, value in params.items()}
     try:
-        return _Template(text).substitute({name: str(value) for name, value in params.items()})
+        return _fill_korean(text, values) if code == "ko" else _Template(text).substitute(values)
     except KeyError as missing:
         raise MissingPlaceholder(f"{key!r} ({code}) needs %{{{missing.args[0]}}}; got {sorted(params)}") from None
+
+
+# ----- Korean particles -------------------------------------------------------------------------------
+# A Korean particle after a placeholder depends on the word put there: 을/를, 이/가, 은/는, 과/와,
+# 아/야, 으로/로, 이나/나 ... The catalogs write the combined form Korean software traditionally
+# shows ("%{cell}을(를)", "%{room}(으)로", "%{name}(이)나"); :func:`resolve_particles` picks the
+# one form that fits the word just before, after substitution, so the player never sees the marker.
+
+#: Marker -> (form after a final consonant, form after a vowel), in the order Korean software writes them.
+_PAIRS: Mapping[str, tuple[str, str]] = MappingProxyType({
+    "을(를)": ("을", "를"), "이(가)": ("이", "가"), "은(는)": ("은", "는"),
+    "과(와)": ("과", "와"), "와(과)": ("과", "와"), "아(야)": ("아", "야"),
+})
+# "(으)로" (으로 / 로: ㄹ counts as a vowel here) and "(이)X" (이나 / 나, 이라고 / 라고, 이랑 / 랑 ...).
+_PARTICLE = re.compile("|".join([*(re.escape(marker) for marker in _PAIRS), r"\(으\)로", r"\(이\)(?=[가-힣])"]))
+
+_HANGUL_FIRST, _HANGUL_LAST = 0xAC00, 0xD7A3
+_RIEUL = 8  # ㄹ's index among the 28 final consonants (0: none)
+# How Korean reads a digit (0 영, 1 일, 2 이, 3 삼, 4 사, 5 오, 6 육, 7 칠, 8 팔, 9 구): its final consonant.
+_DIGIT_FINAL = {"0": "ㅇ", "1": "ㄹ", "2": "", "3": "ㅁ", "4": "", "5": "", "6": "ㄱ", "7": "ㄹ", "8": "ㄹ", "9": ""}
+# Letters read by name: 엘 엠 엔 알 end in a consonant (L and R in ㄹ); 에이, 비, 시, ... in a vowel.
+_LETTER_FINAL = {"L": "ㄹ", "M": "ㅁ", "N": "ㄴ", "R": "ㄹ"}
+# Trailing zeros: 10 십, 100 백, 1000 천, 10^4..10^7 만, 10^8..10^11 억, 10^12..10^15 조, then 경.
+_ZEROS_FINAL = ("ㅂ", "ㄱ", "ㄴ", "ㄴ", "ㄴ", "ㄴ", "ㄴ", "ㄱ", "ㄱ", "ㄱ", "ㄱ", "", "", "", "", "ㅇ")
+# Closing brackets and quotes are skipped: "(3, 5)을" reads the 5.
+_TRANSPARENT = frozenset(")]}>\"'”’」』】〕〉》）］")
+
+
+def _is_digit(ch: str) -> bool:
+    return ch.isascii() and ch.isdigit()
+
+
+def final_consonant(word: str) -> str | None:
+    """The final consonant of ``word`` as Korean reads it: a jamo such as ``"ㄹ"``, ``""`` for a final
+    vowel, ``None`` when it cannot be told (an empty word, kana, Han, a symbol).
+
+    Hangul syllables by their jongseong; a number by its reading (``"C4"`` -> 사, ``"10"`` -> 십,
+    ``"3,000"`` -> 천); Latin letters by the name of the last one, for cell names and codes
+    (``"NYTF23"``), which is how Korean reads abbreviations (``"CPU"`` -> 유, ``"R"`` -> 알).
+    A lower-case Latin word (a player's name) has no reliable reading and gives ``None``.
+    """
+    end = len(word)
+    while end and word[end - 1] in _TRANSPARENT:
+        end -= 1
+    if not end:
+        return None
+    last = word[end - 1]
+    code = ord(last)
+    if _HANGUL_FIRST <= code <= _HANGUL_LAST:
+        final = (code - _HANGUL_FIRST) % 28
+        return "" if final == 0 else "ㄱㄲㄳㄴㄵㄶㄷㄹㄺㄻㄼㄽㄾㄿㅀㅁㅂㅄㅅㅆㅇㅈㅊㅋㅌㅍㅎ"[final - 1]
+    if _is_digit(last):
+        start = end
+        while start and (_is_digit(word[start - 1]) or word[start - 1] == ","):
+            start -= 1
+        digits = word[start:end].replace(",", "")
+        if start and word[start - 1] == ".":  # a decimal fraction is read digit by digit: 1.50 일 점 오 영
+            return _DIGIT_FINAL[last]
+        significant = digits.rstrip("0")
+        zeros = len(digits) - len(significant)
+        if not significant:
+            return _DIGIT_FINAL["0"]
+        if zeros == 0:
+            return _DIGIT_FINAL[last]
+        return _ZEROS_FINAL[min(zeros, len(_ZEROS_FINAL)) - 1]
+    if last.isascii() and last.isalpha():
+        start = end
+        while start and word[start - 1].isascii() and word[start - 1].isalpha():
+            start -= 1
+        letters = word[start:end]
+        if len(letters) > 1 and not letters.isupper():
+            return None
+        return _LETTER_FINAL.get(last.upper(), "")
+    return None
+
+
+def _particle(marker: str, before: str) -> str:
+    """The form of ``marker`` after the text ``before`` (the marker itself when that cannot be read)."""
+    final = final_consonant(before)
+    if final is None:
+        return marker
+    if marker == "(으)로":
+        return "으로" if final not in ("", "ㄹ") else "로"
+    if marker == "(이)":
+        return "이" if final else ""
+    after_consonant, after_vowel = _PAIRS[marker]
+    return after_consonant if final else after_vowel
+
+
+def resolve_particles(text: str) -> str:
+    """``text`` with each particle marker (``을(를)``, ``이(가)``, ``은(는)``, ``과(와)``/``와(과)``,
+    ``아(야)``, ``(으)로``, ``(이)나``/``(이)라고``/...) replaced by the form the word before it takes.
+
+    After a final consonant: 을 이 은 과 아 으로 이나; after a vowel: 를 가 는 와 야 로 나; 으로 also
+    becomes 로 after ㄹ (``5열로``, ``L로``). Where the word cannot be read (see
+    :func:`final_consonant`), the marker stays as it is: the combined form is still correct Korean.
+    :func:`translate` resolves the markers of the catalog text only, never one inside a value.
+    """
+    return _PARTICLE.sub(lambda match: _particle(match.group(0), text[: match.start()]), text)
+
+
+def _fill_korean(text: str, values: Mapping[str, str]) -> str:
+    """Substitute ``values`` into a Korean catalog text and resolve its particle markers, each after
+    the text substituted before it (a value that looks like a marker is left as it is)."""
+    out = ""
+    pos = 0
+    for match in _PARTICLE.finditer(text):
+        out += _Template(text[pos : match.start()]).substitute(values)
+        out += _particle(match.group(0), out)
+        pos = match.end()
+    return out + _Template(text[pos:]).substitute(values)
 
 
 def native_name(code: str) -> str:
@@ -193,16 +305,19 @@ def _set_gui_locale(manager: _LocaleManager, gui_locale: str) -> None:
             shape.redraw_state(state.state_id)
 
 
-# Characters that must not start a line (closing punctuation, small kana, prolonged sound mark) or
-# end one (opening brackets): a small kinsoku set, enough for the catalogs' strings.
-_NO_LINE_START = frozenset(
-    "、。，．,.:;：；!?！？)]}）」』】〕〉》”’…‥ー・〜~%％ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ々"
+# Kinsoku (line-breaking rules of Japanese and Chinese): characters that must not start a line
+# (closing punctuation and brackets, small kana, the prolonged sound mark, iteration marks) and
+# characters that must not end one (opening brackets). ASCII closers are in too, for mixed text.
+NO_LINE_START = frozenset(
+    "、。，．,.:;：；!?！？)]}）］｝」』】〕〉》〙〗｣〟”’…‥ー・〜~%％"
+    "ぁぃぅぇぉっゃゅょゎゕゖァィゥェォッャュョヮヵヶㇰㇱㇲㇳㇴㇵㇶㇷㇸㇹㇺㇻㇼㇽㇾㇿ々ゝゞヽヾ"
 )
-_NO_LINE_END = frozenset("([{（「『【〔〈《“‘")
+NO_LINE_END = frozenset("([{（［｛「『【〔〈《〘〖｢〝“‘")
+_SPACES = " \u3000"  # an ideographic space, like a space, never starts a line
 
 
-def _breaks_anywhere(ch: str) -> bool:
-    """Kana, Han and full-width forms: a line may break before or after any of them."""
+def is_cjk(ch: str) -> bool:
+    """Kana, Han and full-width forms: a line may break before or after any of them (not Hangul)."""
     code = ord(ch)
     return (
         0x2E80 <= code <= 0x9FFF  # CJK radicals, punctuation, kana, Han
@@ -212,48 +327,88 @@ def _breaks_anywhere(ch: str) -> bool:
     )
 
 
-def _break_allowed(before: str, after: str) -> bool:
-    if after in _NO_LINE_START or before in _NO_LINE_END or after == " ":
+def _kinsoku_ok(before: str, after: str) -> bool:
+    """Whether the text may be cut between these two characters at all (even inside a word)."""
+    return after not in NO_LINE_START and before not in NO_LINE_END and after not in _SPACES
+
+
+def _break_allowed(text: str, after: str) -> bool:
+    """A break opportunity between ``text`` and ``after``: after a space, or next to kana/Han, where
+    kinsoku allows one. A number stays with its counter: 1つ, 20秒, 8칸 and Chinese 20 秒."""
+    before = text[-1]
+    if not _kinsoku_ok(before, after) or _is_digit(before):
         return False
-    if before.isascii() and before.isdigit():  # keep a number with its counter: 1つ, 20秒, 8칸
+    if before in _SPACES and is_cjk(after) and _is_digit(text.rstrip(_SPACES)[-1:] or "a"):
         return False
-    return before == " " or _breaks_anywhere(before) or _breaks_anywhere(after)
+    return before in _SPACES or is_cjk(before) or is_cjk(after)
+
+
+def _segments(paragraph: str) -> list[str]:
+    """The paragraph cut at every break opportunity (each piece keeps its trailing spaces)."""
+    segments: list[str] = []
+    for ch in paragraph:
+        if segments and _break_allowed(segments[-1], ch):
+            segments.append(ch)
+        elif segments:
+            segments[-1] += ch
+        else:
+            segments.append(ch)
+    return segments
+
+
+def _split_long(segment: str, max_width: float, measure: Callable[[str], float]) -> list[str]:
+    """A word wider than a line, cut between characters: as much as fits, at a place kinsoku allows
+    (a closing mark stays with the character before it even if that overflows the line)."""
+    pieces: list[str] = []
+    rest = segment
+    while len(rest.rstrip()) > 1 and measure(rest.rstrip()) > max_width:
+        allowed = [cut for cut in range(1, len(rest)) if _kinsoku_ok(rest[cut - 1], rest[cut])]
+        fitting = [cut for cut in allowed if measure(rest[:cut].rstrip()) <= max_width]
+        if fitting:
+            cut = fitting[-1]
+        elif allowed:
+            cut = allowed[0]
+        else:
+            break
+        pieces.append(rest[:cut])
+        rest = rest[cut:]
+    pieces.append(rest)
+    return pieces
+
+
+def _is_widow(line: str) -> bool:
+    """A Japanese/Chinese last line holding a single kana or Han character (with its closing marks): "す。"."""
+    core = [ch for ch in line.strip() if ch not in NO_LINE_START]
+    return len(core) == 1 and is_cjk(core[0])
 
 
 def wrap(text: str, max_width: float, measure: Callable[[str], float]) -> list[str]:
     """Lines of ``text`` no wider than ``max_width``, breaking the way each script expects.
 
-    pygame_gui wraps only at spaces (and hyphenates Japanese and Chinese mid-word), so multi-line
-    text is wrapped here: at spaces for English and Korean, between any two kana/Han characters for
-    Japanese and Chinese, never before closing punctuation such as 、。！ or after an opening bracket.
-    ``measure`` gives a string's width, e.g. ``lambda s: font.size(s)[0]``; a word wider than a line
-    is cut between characters. Line breaks in ``text`` are kept. Join the result with ``"<br>"`` for a
-    UITextBox, or draw the lines one by one.
+    At spaces for English and Korean; between any two kana/Han characters for Japanese and Chinese,
+    with kinsoku: no line starts with a closing mark (:data:`NO_LINE_START`: 、。！」 small kana, ー ...)
+    and none ends with an opening bracket (:data:`NO_LINE_END`); a number stays with its counter
+    (1つ, 20秒). A Japanese or Chinese paragraph never ends with a lone character on its last line
+    ("…変わりま / す。" becomes "…変わり / ます。"). ``measure`` gives a string's width, e.g.
+    ``lambda s: font.size(s)[0]``; a word wider than a line is cut between characters (where kinsoku
+    allows). Line breaks in ``text`` are kept.
     """
     lines: list[str] = []
     for paragraph in text.split("\n"):
-        segments: list[str] = []
-        for ch in paragraph:
-            if segments and _break_allowed(segments[-1][-1], ch):
-                segments.append(ch)
-            elif segments:
-                segments[-1] += ch
+        units = [piece for segment in _segments(paragraph) for piece in _split_long(segment, max_width, measure)]
+        rows: list[list[str]] = [[]]
+        for unit in units:
+            row = rows[-1]
+            if not row or measure(("".join(row) + unit).rstrip()) <= max_width:
+                row.append(unit)
             else:
-                segments.append(ch)
-        line = ""
-        for segment in segments:
-            if not line or measure((line + segment).rstrip()) <= max_width:
-                line += segment
-            else:
-                lines.append(line.rstrip())
-                line = segment.lstrip()
-            while measure(line.rstrip()) > max_width and len(line.rstrip()) > 1:  # one over-long word
-                cut = len(line) - 1
-                while cut > 1 and measure(line[:cut]) > max_width:
-                    cut -= 1
-                lines.append(line[:cut])
-                line = line[cut:]
-        lines.append(line.rstrip())
+                rows.append([unit.lstrip()])
+        if len(rows) >= 2 and len(rows[-2]) >= 2 and _is_widow("".join(rows[-1])):
+            moved = [rows[-2][-1], *rows[-1]]
+            if measure("".join(moved).rstrip()) <= max_width:
+                rows[-2].pop()
+                rows[-1] = moved
+        lines.extend("".join(row).rstrip() for row in rows)
     return lines
 
 

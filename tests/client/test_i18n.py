@@ -375,7 +375,8 @@ def test_pygame_gui_renders_every_locale_with_our_font(gui):
 
 
 def test_catalog_lookup_matches_pygame_gui(gui):
-    """pygame_gui's translate() and Translator.t give the same text for every key and language."""
+    """pygame_gui's translate() and Translator.t give the same text for every key and language
+    (Korean after :func:`i18n.resolve_particles`, which pygame_gui does not know)."""
     _, _, _, manager = gui
     from pygame_gui.core.utility import translate
 
@@ -384,10 +385,15 @@ def test_catalog_lookup_matches_pygame_gui(gui):
               "row": 3, "col": 5, "cell": "(3, 5)", "level": "Normal",
               "address": "192.168.1.5:47650", "room": "NYTF23", "detail": "bad_request", "count": 1, "title": "Win",
               "reason": "KO"}
+    for name in {name for text in CATALOGS["en"].values() for name in i18n.placeholders(text)}:
+        params.setdefault(name, "A1")  # placeholders added since this list was written
     for code in i18n.LANGUAGES:
         manager.set_locale(i18n.to_gui_locale(code))
         for key in KEYS:
-            assert translate(i18n.gui_key(key), **params) == i18n.translate(key, code, **params), (code, key)
+            gui_text = translate(i18n.gui_key(key), **params)
+            if code == "ko":
+                gui_text = i18n.resolve_particles(gui_text)
+            assert gui_text == i18n.translate(key, code, **params), (code, key)
 
 
 def test_selected_button_follows_language_change(gui):
