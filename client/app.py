@@ -28,6 +28,7 @@ import pygame
 
 from mineduel.client.cpu_match import CpuMatch
 from mineduel.client.cpu_session import CpuSession
+from mineduel.client.desktop import window_icon
 from mineduel.client.display import LOGICAL_SIZE, Viewport
 from mineduel.client.i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
 from mineduel.client.online_client import OnlineClient, OnlineServices
@@ -36,9 +37,9 @@ from mineduel.client.scenes.base import Context, SceneStack
 from mineduel.client.scenes.game import GameScene
 from mineduel.client.scenes.problem import ProblemScene, ReconnectTo, reconnect_target
 from mineduel.client.settings import Settings, SettingsStore
-from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import KeyEvent, PointerEvent, PointerKind, WheelEvent, translate
 from mineduel.client.ui.text import FontBook
+from mineduel.shared.version import VERSION  # the one release number (shared/version.py)
 
 if TYPE_CHECKING:
     from mineduel.client.kiosk import Kiosk, KioskConfig
@@ -50,7 +51,6 @@ IDLE_POLL = 1 / 20  # seconds between input polls when nothing happens
 AWAY_POLL = 1 / 4  # minimised or hidden
 ACTIVE_AFTER_INPUT = 0.5  # keep 60 fps this long after the last input (hover, drags)
 DRAG_SLOP = 10  # window pixels a finger moves before a press becomes a scroll
-VERSION = "0.1.0"
 
 _AWAY_EVENTS = {
     pygame.WINDOWMINIMIZED: ("minimised", True),
@@ -147,7 +147,7 @@ class App:
         pygame.display.init()
         pygame.font.init()
         pygame.display.set_caption("MINE DUEL")
-        pygame.display.set_icon(shapes.icon("mine", 64, palette.PRIMARY))
+        pygame.display.set_icon(window_icon())  # assets/icons (scripts/make_icon.py), else the bare mine
         if kiosk is None:
             window = pygame.display.set_mode(size or default_window_size(), window_flags)
         else:

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from mineduel.server.config import Config, default_db_path
+from mineduel.shared.version import VERSION
 from mineduel.shared.wire import names
 
 
@@ -16,6 +17,7 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
         prog="mine-duel-server",
         description="Run a MINE DUEL server: rooms, matches and LAN discovery (docs/PROTOCOL.md).",
     )
+    parser.add_argument("--version", action="version", version=f"mine-duel-server {VERSION}")
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0, all)")
     parser.add_argument(
         "--port", type=int, default=names.DEFAULT_PORT, help=f"TCP port (default {names.DEFAULT_PORT}; 0 picks a free one)",

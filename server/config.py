@@ -3,15 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _version
 
+from mineduel.shared.version import VERSION as SERVER_VERSION  # the one release number
 from mineduel.shared.wire import names
-
-try:
-    SERVER_VERSION = _version("mine-duel")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without metadata
-    SERVER_VERSION = "0.0.0"
 
 
 def default_db_path() -> str:
