@@ -203,6 +203,7 @@ class App:
             ),
             quit=self.quit,
             ensure_visible=self._ensure_visible,
+            visible=self._visible_area,
             online_services=self.online_services,
             open_session=self.open_session,
         )
@@ -284,6 +285,13 @@ class App:
     @property
     def running(self) -> bool:
         return self._running
+
+    def _visible_area(self) -> pygame.Rect:
+        """The part of the canvas the window shows (popups fit themselves into it)."""
+        m = self.viewport.mapping
+        top = (self.viewport.scroll - m.offset[1]) / m.scale
+        shown = pygame.Rect(0, round(max(0.0, top)), LOGICAL_SIZE[0], round(m.window[1] / m.scale))
+        return shown.clip(pygame.Rect((0, 0), LOGICAL_SIZE))
 
     def _ensure_visible(self, rect: pygame.Rect) -> None:
         if self.viewport.ensure_visible(rect):
@@ -439,8 +447,8 @@ class App:
 
     def _scroll_drag(self, event: pygame.event.Event, scene_event: PointerEvent) -> bool:
         """Touch drags scroll a window too small for the canvas; True when the event was used."""
-        if not self.viewport.mapping.max_scroll:
-            return False
+        if not self.viewport.mapping.max_scroll or self.stack.popup is not None:
+            return False  # an open popup scrolls itself (it fits in what the window shows)
         y = event.y * self.viewport.mapping.window[1]
         if scene_event.kind is PointerKind.DOWN:
             self._drag = _Drag(y, y)

@@ -16,8 +16,7 @@ import pygame
 from mineduel.client.i18n import native_name, translate
 from mineduel.client.scenes.base import Context, Popup
 from mineduel.client.ui import palette, shapes
-from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind, WheelEvent
-from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
+from mineduel.client.ui.text import FontBook, blit_paragraph, blit_text, paragraph_height
 from mineduel.client.ui.widgets import Button
 
 PAD = 22
@@ -107,68 +106,173 @@ class LanguagePopup(Popup):
 # ----- rules and difficulty ------------------------------------------------------------------------
 
 RULE_KEYS = (
-    "rules.board", "rules.opening", "rules.turn", "rules.numbers", "rules.flags", "rules.lose", "rules.draw_cpu", "rules.keys",
+    "rules.board", "rules.colors", "rules.opening", "rules.turn", "rules.numbers_all", "rules.overlap", "rules.flags",
+    "rules.lose", "rules.draw_cpu", "rules.keys",
 )
-RULE_ICONS = ("grid", "explore", "restart", "eye", "flag", "mine", "equal", "menu")
+RULE_ICONS = ("grid", "person", "explore", "restart", "eye", "mine", "flag", "mine", "equal", "menu")
 DIFFICULTIES = ("easy", "normal", "hard")
+
+# Small boards beside some rules (3×3, row by row). Tokens: "." a closed cell, "o"/"x" a cell opened
+# by me (blue) / the opponent (pink), its number worked out from the mines shown (B4, an overlap
+# once); "A" my mine, "B" the opponent's, "X" both (an overlap); "a"/"b" my / the opponent's flag;
+# "K" the opponent's mine someone stepped on.
+ILLUSTRATIONS: dict[str, tuple[str, ...]] = {
+    "rules.colors": ("o o A", "x x .", ". . ."),
+    "rules.numbers_all": ("A . .", ". o .", ". . B"),
+    "rules.overlap": (". . .", ". o X", ". . ."),
+    "rules.flags": (". a .", ". . .", "b . ."),
+    "rules.lose": (". . .", ". K .", ". . ."),
+}
+MINI_CELL = 19
+MINI_GAP = 2
+MINI = 3 * MINI_CELL + 2 * MINI_GAP
+
+
+def illustration_numbers(rows: tuple[str, ...]) -> dict[tuple[int, int], int]:
+    """The number each opened cell of an illustration shows: neighbouring cells holding at least one
+    mine (B4: an overlap counts once), exactly as the engine counts them on the real board."""
+    grid = [row.split() for row in rows]
+    mined = {(r, c) for r, row in enumerate(grid) for c, token in enumerate(row) if token in "ABXK"}
+    out = {}
+    for r, row in enumerate(grid):
+        for c, token in enumerate(row):
+            if token in "ox":
+                out[(r, c)] = sum((r + dr, c + dc) in mined for dr in (-1, 0, 1) for dc in (-1, 0, 1) if dr or dc)
+    return out
+
+
+def draw_illustration(surface: pygame.Surface, fonts: FontBook, rows: tuple[str, ...], topleft: tuple[int, int]) -> None:
+    """A 3×3 mini board in the board's own colours and shapes (blue me, pink the opponent with its notch)."""
+    numbers = illustration_numbers(rows)
+    x0, y0 = topleft
+    surface.blit(shapes.rounded((MINI + 8, MINI + 8), 8, palette.BOARD), (x0 - 4, y0 - 4))
+    for r, row in enumerate(rows):
+        for c, token in enumerate(row.split()):
+            rect = pygame.Rect(x0 + c * (MINI_CELL + MINI_GAP), y0 + r * (MINI_CELL + MINI_GAP), MINI_CELL, MINI_CELL)
+            if token in "ox":
+                me = token == "o"
+                fill, edge = (palette.ME_CELL, palette.ME_CELL_EDGE) if me else (palette.OPP_CELL, palette.OPP_CELL_EDGE)
+                surface.blit(shapes.rounded(rect.size, 4, fill, 1, edge), rect)
+                if not me:
+                    pygame.draw.polygon(surface, palette.OPP, [(rect.right - 7, rect.top + 1), (rect.right - 1, rect.top + 1),
+                                                               (rect.right - 1, rect.top + 7)])
+                n = numbers[(r, c)]
+                digit = fonts.render(str(n), 13, palette.NUMBER_INK[n], True)
+                surface.blit(digit, digit.get_rect(center=rect.center))
+                continue
+            surface.blit(shapes.rounded(rect.size, 4, palette.TILE_IDLE, 1, palette.TILE_IDLE_EDGE), rect)
+            if token == "K":
+                surface.blit(shapes.icon("burst", MINI_CELL, palette.WARN), rect)
+            if token in "ABK":
+                mine = shapes.icon("mine", 13, palette.ME_LIGHT if token == "A" else palette.OPP)
+                surface.blit(mine, mine.get_rect(center=rect.center))
+            elif token == "X":
+                left = shapes.icon("mine", 11, palette.ME_LIGHT)
+                right = shapes.icon("mine", 11, palette.OPP)
+                surface.blit(left, left.get_rect(center=(rect.centerx - 3, rect.centery - 2)))
+                surface.blit(right, right.get_rect(center=(rect.centerx + 3, rect.centery + 2)))
+                surface.blit(shapes.ring(rect.size, 4, palette.PRIMARY, 2), rect)
+            elif token in "ab":
+                flag = shapes.icon("flag" if token == "a" else "flag_opponent", 15, palette.ME if token == "a" else palette.OPP)
+                surface.blit(flag, flag.get_rect(center=rect.center))
 
 
 class RulesPopup(Popup):
     """U1: the rules, and — at the start of a CPU match — the difficulty (default normal) and Start.
 
-    The start version is not closable: the match begins only with Start. The rules text scrolls
-    (wheel, drag, PageUp/PageDown) when it does not fit.
+    The start version is not closable: the match begins only with Start (against the CPU), or
+    *Play with a friend* (when the caller offers it: ``on_friend``) leaves for the online screen.
+    Both versions offer the tutorial (``Context.open_tutorial``). Rules that need a picture have a
+    3×3 mini board beside them (:data:`ILLUSTRATIONS`). The rules text scrolls inside the card
+    (wheel, drag, PageUp/PageDown, the base class's input) while the buttons stay in view.
     """
 
     rule_keys: tuple[str, ...] = RULE_KEYS  # the online screen shows its own rules (U7)
     rule_icons: tuple[str, ...] = RULE_ICONS
 
-    def __init__(self, ctx: Context, *, on_start: Callable[[str], None] | None = None, difficulty: str = "normal") -> None:
-        super().__init__(ctx, card_width=358)
+    def __init__(self, ctx: Context, *, on_start: Callable[[str], None] | None = None, difficulty: str = "normal",
+                 on_friend: Callable[[], None] | None = None) -> None:
         self.on_start = on_start
-        self.closable = on_start is None
+        self.on_friend = on_friend
         self.difficulty = difficulty
         self.scroll = 0
-        self._drag: tuple[float, int] | None = None
+        self._body = pygame.Rect(0, 0, 0, 0)
+        self._content_h = 0
+        super().__init__(ctx, card_width=358)
+        self.closable = on_start is None
         self.relayout()
+
+    def _text_width(self, key: str) -> int:
+        width = self.card.width - 2 * PAD - 36 - 12  # room for the scroll bar
+        return width - (MINI + 12 if key in ILLUSTRATIONS else 0)
 
     def relayout(self) -> None:
         ctx = self.ctx
-        width = self.card.width - 2 * PAD - 36
-        self._rule_heights = [paragraph_height(ctx.fonts, ctx.t(k), BODY_SIZE, width) for k in self.rule_keys]
+        self._rule_heights = [max(paragraph_height(ctx.fonts, ctx.t(k), BODY_SIZE, self._text_width(k)),
+                                  MINI + 4 if k in ILLUSTRATIONS else 0) for k in self.rule_keys]
         self._content_h = sum(self._rule_heights) + 14 * (len(self.rule_keys) - 1)
-        footer = (34 + 56 + 16 if self.on_start else 0) + BUTTON_H
+        footer = (34 + 56 + 16 if self.on_start else 0) + BUTTON_H + 10 + 44
         header = 52
-        max_h = ctx.size[1] - 40
         wanted = PAD + header + self._content_h + 18 + footer + PAD
-        self.set_card_height(min(wanted, max_h))
+        self.set_card_height(min(wanted, self.max_card_height()))
         self._body = pygame.Rect(self.card.left + PAD, self.card.top + PAD + header, self.card.width - 2 * PAD,
                                  self.card.height - 2 * PAD - header - 18 - footer)
-        self.scroll = min(self.scroll, self.max_scroll)
+        self.scroll = min(self.scroll, self.scroll_limit())
         y = self._body.bottom + 18
+        inner = self.card.width - 2 * PAD
+        left = self.card.left + PAD
+        half = (inner - 10) // 2
         buttons: list[Button] = []
         if self.on_start:
             self._difficulty_y = y
             y += 34
-            seg_w = (self.card.width - 2 * PAD - 16) // 3
+            seg_w = (inner - 16) // 3
             for i, level in enumerate(DIFFICULTIES):
-                buttons.append(Button(pygame.Rect(self.card.left + PAD + i * (seg_w + 8), y, seg_w, 48),
+                buttons.append(Button(pygame.Rect(left + i * (seg_w + 8), y, seg_w, 48),
                                       partial(ctx.t, f"difficulty.{level}"), partial(self.pick, level),
                                       style="selected" if level == self.difficulty else "secondary", text_size=16,
                                       name=f"difficulty:{level}"))
             y += 56 + 16
-            buttons.append(Button(pygame.Rect(self.card.left + PAD, y, self.card.width - 2 * PAD, BUTTON_H),
-                                  lambda: ctx.t("action.start"), self.start, style="primary", text_size=18, name="start"))
+            friend = self.on_friend is not None and ctx.allowed.online
+            start_w = half if friend else inner
+            buttons.append(Button(pygame.Rect(left, y, start_w, BUTTON_H), lambda: ctx.t("action.start"), self.start,
+                                  style="primary", icon="cpu", text_size=18, name="start"))
+            if friend:
+                buttons.append(Button(pygame.Rect(left + half + 10, y, inner - half - 10, BUTTON_H),
+                                      lambda: ctx.t("rules.play_friend"), self.friend, icon="person",
+                                      icon_color=palette.OPP, text_size=16, name="friend"))
+            y += BUTTON_H + 10
+            buttons.append(Button(pygame.Rect(left, y, inner, 44), lambda: ctx.t("menu.tutorial"), self.tutorial,
+                                  style="ghost", icon="explore", icon_color=palette.PRIMARY, text_size=15, name="tutorial"))
         else:
-            buttons.append(Button(pygame.Rect(self.card.left + PAD, y, self.card.width - 2 * PAD, BUTTON_H),
-                                  lambda: ctx.t("action.close"), self.close, name="close"))
+            buttons.append(Button(pygame.Rect(left, y, inner, BUTTON_H), lambda: ctx.t("action.close"), self.close,
+                                  name="close"))
+            y += BUTTON_H + 10
+            buttons.append(Button(pygame.Rect(left, y, inner, 44), lambda: ctx.t("menu.tutorial"), self.tutorial,
+                                  style="ghost", icon="explore", icon_color=palette.PRIMARY, text_size=15, name="tutorial"))
         self.widgets.set(buttons)
         if self.widgets.focus is None:
             self.widgets.focus_name("start" if self.on_start else "close")
 
+    # ----- the rules text scrolls, the buttons stay (the base class's input, this area) ----------------
+    def scroll_area(self) -> pygame.Rect | None:
+        return self._body if self._content_h > self._body.height else None
+
+    def scroll_offset(self) -> int:
+        return self.scroll
+
+    def scroll_limit(self) -> int:
+        return max(0, self._content_h - self._body.height)
+
     @property
     def max_scroll(self) -> int:
-        return max(0, self._content_h - self._body.height)
+        return self.scroll_limit()
+
+    def set_scroll(self, value: int) -> None:
+        value = max(0, min(self.scroll_limit(), value))
+        if value != self.scroll:
+            self.scroll = value
+            self.ctx.invalidate(self._body.inflate(24, 8))
 
     def pick(self, level: str) -> None:
         self.difficulty = level
@@ -182,30 +286,15 @@ class RulesPopup(Popup):
         self.close()
         self.on_start(self.difficulty)
 
-    def _scroll_to(self, value: int) -> None:
-        value = max(0, min(self.max_scroll, value))
-        if value != self.scroll:
-            self.scroll = value
-            self.ctx.invalidate(self._body)
+    def friend(self) -> None:
+        """*Play with a friend*: the online screen (host, the rooms waiting on this network, join)."""
+        assert self.on_friend is not None
+        self.close()
+        self.on_friend()
 
-    def handle_card_event(self, event: InputEvent) -> bool:
-        if isinstance(event, WheelEvent):
-            self._scroll_to(self.scroll - round(event.dy * 40))
-            return True
-        if isinstance(event, KeyEvent) and event.key in (pygame.K_PAGEDOWN, pygame.K_PAGEUP, pygame.K_HOME, pygame.K_END):
-            step = self._body.height - 40
-            target = {pygame.K_PAGEDOWN: self.scroll + step, pygame.K_PAGEUP: self.scroll - step,
-                      pygame.K_HOME: 0, pygame.K_END: self.max_scroll}[event.key]
-            self._scroll_to(target)
-            return True
-        if isinstance(event, PointerEvent) and self.max_scroll:
-            if event.kind is PointerKind.DOWN and self._body.collidepoint(event.pos):
-                self._drag = (event.pos[1], self.scroll)
-            elif event.kind is PointerKind.MOVE and self._drag is not None and event.pressed:
-                self._scroll_to(self._drag[1] - round(event.pos[1] - self._drag[0]))
-            elif event.kind in (PointerKind.UP, PointerKind.CANCEL):
-                self._drag = None
-        return super().handle_card_event(event)
+    def tutorial(self) -> None:
+        self.close()
+        self.ctx.open_tutorial()
 
     def draw_content(self, surface: pygame.Surface, card: pygame.Rect) -> None:
         ctx = self.ctx
@@ -225,16 +314,12 @@ class RulesPopup(Popup):
                 surface.blit(shapes.circle(28, palette.CARD_RAISED), (body.left, y - 3))
                 surface.blit(shapes.icon(icon_name, 18, color), (body.left + 5, y + 2))
                 blit_paragraph(surface, ctx.fonts, ctx.t(key), BODY_SIZE, palette.INK,
-                               pygame.Rect(body.left + 36, y, body.width - 36, h + 4))
+                               pygame.Rect(body.left + 36, y, self._text_width(key), h + 4))
+                rows = ILLUSTRATIONS.get(key)
+                if rows is not None:
+                    draw_illustration(surface, ctx.fonts, rows, (body.right - MINI - 14, y + 2))
             y += h + 14
         surface.set_clip(clip)
-        if self.max_scroll:
-            # A thin scroll indicator on the right edge of the text.
-            track = pygame.Rect(body.right + 8, body.top, 4, body.height)
-            surface.blit(shapes.rounded(track.size, 2, palette.CARD_RAISED), track)
-            thumb_h = max(24, round(track.height * body.height / self._content_h))
-            thumb_y = track.top + round((track.height - thumb_h) * self.scroll / self.max_scroll)
-            surface.blit(shapes.rounded((4, thumb_h), 2, palette.INK_SOFT), (track.left, thumb_y))
         if self.on_start:
             blit_text(surface, ctx.fonts, ctx.t("difficulty.title"), 16, palette.INK_SOFT, bold=True,
                       midleft=(card.left + PAD, self._difficulty_y + 14 + card.top - self.card.top))

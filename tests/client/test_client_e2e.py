@@ -40,6 +40,7 @@ def test_seeded_match_from_language_picker_to_result_and_restart(driver, tmp_pat
     assert app.game.controller is None
     d.click_button("lang:en")
     assert json.loads((tmp_path / "settings.json").read_text())["language"] == "en"
+    d.click_button("tutorial.skip")  # the first launch offers the tutorial right after the language
     # Then rules + difficulty, normal by default, with Start.
     rules = app.stack.popup
     assert isinstance(rules, RulesPopup) and rules.difficulty == "normal"

@@ -50,6 +50,7 @@ def kiosk(tmp_path):
 def pick_and_start(d: Driver, language: str = "en") -> None:
     d.click_button(f"lang:{language}")
     d.wait(0.3)
+    d.click_button("tutorial.skip")  # every new player is offered the tutorial first
     d.click_button("start")
     d.wait(0.3)
 
@@ -313,6 +314,7 @@ def test_default_difficulty_from_the_config(tmp_path):
     d = make(tmp_path, difficulty="hard")
     try:
         d.click_button("lang:en")
+        d.click_button("tutorial.skip")
         popup = d.app.stack.popup
         assert isinstance(popup, RulesPopup) and popup.difficulty == "hard"
     finally:
@@ -391,6 +393,8 @@ def test_finger_taps_play_a_move(tmp_path, size):
     d = make(tmp_path, size=size)
     try:
         d.tap(d.button_pos("lang:en"))
+        d.wait(0.3)
+        d.tap(d.button_pos("tutorial.skip"))
         d.wait(0.3)
         d.tap(d.button_pos("start"))
         d.wait(0.3)
