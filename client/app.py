@@ -36,7 +36,8 @@ from mineduel.client.records import RecordStore
 from mineduel.client.scenes.base import Context, SceneStack
 from mineduel.client.scenes.game import GameScene
 from mineduel.client.scenes.problem import ProblemScene, ReconnectTo, reconnect_target
-from mineduel.client.settings import Settings, SettingsStore
+from mineduel.client.settings import SettingsStore
+from mineduel.client.sound import MixerSounds
 from mineduel.client.ui.input import KeyEvent, PointerEvent, PointerKind, WheelEvent, translate
 from mineduel.client.ui.text import FontBook
 from mineduel.shared.version import VERSION  # the one release number (shared/version.py)
@@ -161,7 +162,7 @@ class App:
         store = SettingsStore(config_dir)
         if kiosk is not None:
             # Every player starts at the language picker; nothing is read from or written to settings.json.
-            settings = Settings(language=kiosk.start_language)
+            settings = kiosk.player_settings()
             if language is not None or join is not None:
                 log.warning("kiosk: --lang and --join are ignored (languages come from the kiosk config)")
                 language = join = None
@@ -207,6 +208,8 @@ class App:
             online_services=self.online_services,
             open_session=self.open_session,
         )
+        if kiosk is None or kiosk.sound:  # docs/CLIENT.md "Sound": silent where there is no audio device
+            self.ctx.sounds = MixerSounds(lambda: self.ctx.settings, clock)
         if kiosk is not None:
             self.ctx.quit = lambda: log.info("kiosk: quitting is not offered to players")
             self.ctx.allowed = kiosk.allowed()
@@ -262,7 +265,7 @@ class App:
                 online.host.stop()  # a server the last player started on this machine
                 online.host = None
             online.tokens.clear()  # nobody may return to the last player's room
-        ctx.settings = Settings(language=config.start_language)
+        ctx.settings = config.player_settings()
         self.translator.set_language(config.default_language)
         ctx.keyboard = False
         self.session = CpuSession(ctx, self.session.next_seed, default_difficulty=config.difficulty)
@@ -485,6 +488,7 @@ class App:
             import shutil
 
             shutil.rmtree(self._data_dir, ignore_errors=True)
+        self.ctx.sounds.close()
         pygame.display.quit()
 
 

@@ -41,7 +41,7 @@ import pygame
 from mineduel.client.i18n import LANGUAGES
 from mineduel.client.records import RecordStore, WriteResult
 from mineduel.client.scenes.base import Allowed
-from mineduel.client.settings import APP_NAME
+from mineduel.client.settings import APP_NAME, Settings
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
 
@@ -153,6 +153,12 @@ class KioskConfig:
     display: int = 0  # which monitor (0: the first)
     record_folder: Path | None = None  # finished CPU matches' records go here (None: not kept)
     show_cursor: bool = False  # True for a kiosk driven by a mouse or trackball instead of touch
+    sound: bool = True  # sound effects (False: silent, and no audio device is opened)
+    sound_volume: float = 0.6  # every new player's starting volume, 0-1 (the settings popup changes it for one player)
+
+    def player_settings(self) -> Settings:
+        """The settings every new player starts with: the language rule below, the kiosk's volume, nothing saved."""
+        return Settings(language=self.start_language, sound_volume=self.sound_volume)
 
     def allowed(self) -> Allowed:
         """What players may do: no quitting, no files, nothing remembered; online only if configured."""
@@ -176,6 +182,12 @@ def _number(value: Any, low: float, high: float, *, zero_ok: bool = False) -> fl
         return 0.0
     if not low <= value <= high:
         raise ValueError(f"{value!r} is out of range ({'0 or ' if zero_ok else ''}{low:g} to {high:g})")
+    return float(value)
+
+
+def _volume(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ValueError(f"expected a volume from 0 to 1 (e.g. 0.6), got {value!r}")
     return float(value)
 
 
@@ -254,6 +266,8 @@ _CHECKS: dict[str, Callable[..., Any]] = {
     "display": _display,
     "record_folder": _folder,
     "show_cursor": _flag,
+    "sound": _flag,
+    "sound_volume": _volume,
 }
 
 

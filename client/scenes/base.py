@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 import pygame
 
 from mineduel.client.i18n import LANGUAGES
+from mineduel.client.sound import SilentSounds, Sounds
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind, WheelEvent
 from mineduel.client.ui.widgets import WidgetGroup
@@ -78,6 +79,7 @@ class Context:
     keyboard: bool = False  # the last input came from the keyboard: show focus rings
     allowed: Allowed = Allowed()
     languages: tuple[str, ...] = LANGUAGES  # what the language pickers offer, in this order
+    sounds: Sounds = field(default_factory=SilentSounds)  # ctx.sounds.play(cue): client/sound.py (silent by default)
     # The part of the canvas the window shows now (all of it, unless a short window scrolls it: U4).
     visible: Callable[[], pygame.Rect] = lambda: pygame.Rect((0, 0), SIZE)
     stack: SceneStack = field(init=False)

@@ -47,6 +47,7 @@ from mineduel.client.scenes.match_paint import (
 )
 from mineduel.client.scenes.match_panels import MatchFlow, ResultPanel
 from mineduel.client.scenes.match_words import MatchWords
+from mineduel.client.sound_cues import MatchCues
 from mineduel.client.ui import palette
 from mineduel.client.ui.board import BoardView
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind
@@ -187,6 +188,7 @@ class GameScene(Scene):
         self._turn_key: tuple[Phase, int | None] | None = None
         self._shown: tuple[object, ...] = ()
         self.words = MatchWords(self)
+        self.cues = MatchCues(ctx)  # the match's sounds (client/sound_cues.py)
         self.flow = MatchFlow(self)
         self.panel = ResultPanel(self)
         self.paint = MatchPainter(self)
@@ -222,6 +224,7 @@ class GameScene(Scene):
         self._result_due = None
         self._turn_key = None
         self.mode = "explore"
+        self.cues.reset()
         self.board.reset()
         self._sync(self.ctx.clock())
 
@@ -272,6 +275,7 @@ class GameScene(Scene):
         if not self.input_open():
             if not self.my_turn():
                 self._say("refusal.not_your_turn", {}, "refusal")
+                self.cues.play("refused")
             return
         controller.submit(Action(controller.seat, MODE_ACTION[mode or self.mode], cell))
         self._drain()
@@ -318,6 +322,7 @@ class GameScene(Scene):
                     self.message = None  # the result line above the board says it all
                 self.flow.save_record()
                 self._result_due = now + RESULT_DELAY
+        self.cues.drained(events, me, self.board.view, controller.view())
         self.board.set_view(controller.view(), now)
         self._sync(now)
 
@@ -352,6 +357,7 @@ class GameScene(Scene):
         if controller is not None:
             controller.update()
             self._drain()
+        self.cues.update(now)
         if self._result_due is not None and now >= self._result_due:
             self._result_due = None
             if self.ctx.stack.popup is None and not self.viewing_board:
@@ -380,6 +386,7 @@ class GameScene(Scene):
         assert controller is not None
         caps = controller.capabilities
         seconds = None if caps.deadline is None else caps.deadline.seconds_left()
+        self.cues.deadline(seconds, self.my_turn())
         presence = None if caps.presence is None else caps.presence.presence()
         shown = (None if seconds is None else math.ceil(seconds),
                  None if presence is None else (
