@@ -36,7 +36,7 @@ from mineduel.client.records import RecordStore
 from mineduel.client.scenes.base import Context, SceneStack
 from mineduel.client.scenes.game import GameScene
 from mineduel.client.scenes.problem import ProblemScene, ReconnectTo, reconnect_target
-from mineduel.client.settings import SettingsStore
+from mineduel.client.settings import RunLanguageStore, SettingsStore
 from mineduel.client.sound import MixerSounds
 from mineduel.client.ui.input import KeyEvent, PointerEvent, PointerKind, WheelEvent, translate
 from mineduel.client.ui.text import FontBook
@@ -168,6 +168,13 @@ class App:
                 language = join = None
         else:
             settings = store.load()
+            if language is not None and settings.language is None:
+                # --lang stands in for the first-run picker (U1) and is saved like its choice (U5), so that
+                # a relaunch without it (say, to resume a running online match, O12) keeps the language.
+                settings = replace(settings, language=language)
+                store.save(settings)
+            elif language is not None and settings.language != language:
+                store = RunLanguageStore(config_dir, language, settings.language)  # for this run only
         if language is not None:
             settings = replace(settings, language=language)  # chosen on the command line for this run
         self.translator = Translator(settings.language or (kiosk.default_language if kiosk is not None else DEFAULT_LANGUAGE))

@@ -144,3 +144,21 @@ class SettingsStore:
             log.warning("settings: cannot save %s (%s)", self.path, exc)
             return False
         return True
+
+
+class RunLanguageStore(SettingsStore):
+    """The store of a run started with ``--lang`` over a different saved language: saving other settings
+    (volume, name, tutorial progress) keeps the player's saved language instead of writing the run's
+    over it; a different language the player picks in the game is saved as usual and ends the override."""
+
+    def __init__(self, folder: Path | None, run_language: str, saved_language: str | None) -> None:
+        super().__init__(folder)
+        self.run_language: str | None = run_language
+        self.saved_language = saved_language
+
+    def save(self, settings: Settings) -> bool:
+        if self.run_language is not None and settings.language == self.run_language:
+            settings = replace(settings, language=self.saved_language)
+        else:
+            self.run_language = None
+        return super().save(settings)

@@ -361,7 +361,8 @@ class MatchFlow:
     def confirm_restart(self) -> None:
         scene = self.scene
         self.ctx.stack.open_popup(ConfirmPopup(
-            self.ctx, title_key="confirm.restart.title", body_key="confirm.restart.body",
+            self.ctx, title_key="confirm.restart.title",
+            body_key="confirm.restart.body" if scene.ended is None else "confirm.restart.body_after_end",
             confirm_key="action.restart", on_confirm=lambda: scene.session.restart(scene),
             on_cancel=self.show_result if scene.ended is not None and not scene.viewing_board else None,
         ))

@@ -23,6 +23,7 @@ PAD = 22
 BUTTON_H = 50
 TITLE_SIZE = 23
 BODY_SIZE = 15
+HINT_SIZE, HINT_GAP = 13, 4  # the first run's language hint, one line per language
 
 
 def _title(surface: pygame.Surface, ctx: Context, text: str, card: pygame.Rect, y: int, size: int = TITLE_SIZE) -> int:
@@ -35,7 +36,9 @@ def _title(surface: pygame.Surface, ctx: Context, text: str, card: pygame.Rect, 
 
 
 class LanguagePopup(Popup):
-    """U1/U5: each language in its own script. On first run it cannot be dismissed (board locked)."""
+    """U1/U5: each language in its own script. On first run it cannot be dismissed (board locked) and
+    says, in every language offered, that the language can be changed later in the menu; opened from
+    the menu it does not (the player is already there)."""
 
     def __init__(self, ctx: Context, on_chosen: Callable[[str], None], *, first_run: bool = False) -> None:
         super().__init__(ctx)
@@ -54,9 +57,8 @@ class LanguagePopup(Popup):
         current = self.ctx.settings.language
         lines = self.title_lines()
         self._header_h = 44 + (len(lines) * 26 if self.first_run else 34)
-        hint_h = 0
-        if not self.first_run:
-            hint_h = paragraph_height(self.ctx.fonts, self.ctx.t("language.picker_hint"), 14, self.card.width - 2 * PAD) + 12
+        hint_h = sum(paragraph_height(self.ctx.fonts, hint, HINT_SIZE, self.card.width - 2 * PAD) + HINT_GAP
+                     for hint in self.hints())
         close_h = 0 if self.first_run else BUTTON_H + 10
         height = PAD + self._header_h + len(self.ctx.languages) * (56 + 10) + hint_h + close_h + PAD
         self.set_card_height(height)
@@ -78,12 +80,17 @@ class LanguagePopup(Popup):
             y += 66
         self._hint_y = y
         if not self.first_run:
-            y += hint_h
             buttons.append(Button(pygame.Rect(self.card.left + PAD, y, self.card.width - 2 * PAD, BUTTON_H),
                                   lambda: self.ctx.t("action.close"), self.close, name="close"))
         self.widgets.set(buttons)
         if self.widgets.focus is None:
             self.widgets.focus_name(f"lang:{current or self.ctx.languages[0]}")
+
+    def hints(self) -> list[str]:
+        """The first run's "you can change this later in the menu", in each language offered."""
+        if not self.first_run:
+            return []
+        return [translate("language.picker_hint", code) for code in self.ctx.languages]
 
     def choose(self, code: str) -> None:
         self.close()
@@ -98,9 +105,12 @@ class LanguagePopup(Popup):
             color = palette.INK if i == 0 or not self.first_run else palette.INK_SOFT
             blit_text(surface, self.ctx.fonts, line, size, color, bold=True, center=(card.centerx, y + 12))
             y += 26
-        if not self.first_run:
-            blit_paragraph(surface, self.ctx.fonts, self.ctx.t("language.picker_hint"), 14, palette.INK_SOFT,
-                           pygame.Rect(card.left + PAD, self._hint_y, card.width - 2 * PAD, 60), align="center")
+        y = self._hint_y
+        for hint in self.hints():
+            height = paragraph_height(self.ctx.fonts, hint, HINT_SIZE, card.width - 2 * PAD)
+            blit_paragraph(surface, self.ctx.fonts, hint, HINT_SIZE, palette.INK_SOFT,
+                           pygame.Rect(card.left + PAD, y, card.width - 2 * PAD, height + 4), align="center")
+            y += height + HINT_GAP
 
 
 # ----- rules and difficulty ------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -310,3 +311,150 @@ def test_no_lone_last_character_in_any_japanese_or_chinese_paragraph(words, widt
     pieces ("あ！」"): the last line never holds a single character."""
     text = "".join(words)
     check_lines(text, width, _measure_units)
+
+
+# --- what the screens say (issue 16 item 9) ----------------------------------------------------------
+
+
+@pytest.fixture
+def driver(tmp_path):
+    from support.client_driver import Driver
+
+    made = []
+
+    def make(**kwargs):
+        d = Driver(tmp_path, **kwargs)
+        made.append(d)
+        return d
+
+    yield make
+    for d in made:
+        d.close()
+
+
+def test_language_hint_is_shown_at_first_run_only(driver):
+    """U1: the first-run picker says in every language that the menu can change it later; the
+    picker opened from the menu (U5) does not repeat that, the player is already in the menu."""
+    from mineduel.client.scenes.popups import LanguagePopup
+
+    d = driver(language=None)
+    first = d.app.stack.popup
+    assert isinstance(first, LanguagePopup) and first.first_run
+    assert first.hints() == [CATALOGS[code]["language.picker_hint"] for code in i18n.LANGUAGES]
+    d.click_button("lang:ja")
+    d.app.stack.close_popup()  # whatever the first run offers next (rules, tutorial)
+    d.frame()
+    d.app.game.flow.open_menu()
+    d.frame()
+    d.click_named("menu.language")
+    again = d.app.stack.popup
+    assert isinstance(again, LanguagePopup) and not again.first_run
+    assert again.hints() == []
+
+
+def test_restart_confirmation_says_what_happens_before_and_after_the_end(driver):
+    """E4: during a match, Restart ends the current game; after the end it only starts a new one."""
+    from support.client_driver import play_to_the_end
+
+    from mineduel.client.scenes.popups import ConfirmPopup
+
+    d = driver(language="en")
+    d.click_button("start")
+    d.app.game.flow.confirm_restart()
+    popup = d.app.stack.popup
+    assert isinstance(popup, ConfirmPopup) and popup.body_key == "confirm.restart.body"
+    d.click_button("cancel")
+    play_to_the_end(d)
+    d.wait(2.0)
+    d.click_button("restart")  # on the result popup
+    popup = d.app.stack.popup
+    assert isinstance(popup, ConfirmPopup) and popup.body_key == "confirm.restart.body_after_end"
+    assert d.app.ctx.t(popup.body_key) == "A new game starts on a new board. Your language stays."
+
+
+def _start_online_match(tmp_path, srv, language):
+    """A headless app (``--lang language``) seated in a room of an in-process server, its match running."""
+    from support.client_driver import Driver
+
+    from mineduel.client.online_client import OnlineServices
+    from mineduel.client.scenes.game import GameScene
+    from mineduel.client.tokens import TokenStore
+
+    peer = srv.peer()
+    code = peer.send(type="create_room", client_seed="peer-0")[0]["room"]
+    services = OnlineServices(connect=srv.connector(), tokens=TokenStore(tmp_path))
+    d = Driver(tmp_path, language=language, join=f"mineduel://127.0.0.1:47650/join/{code}", online_services=lambda: services)
+    d.app.ctx.settings = replace(d.app.ctx.settings, player_name="Tester")  # named already
+    d.frame()
+    for name in ("join", "ready"):
+        lobby = d.app.stack.top
+        d.click(d.to_window(lobby.widgets.by_name(name).rect.center))
+        d.frame()
+    peer.send(type="ready", client_seed="peer-1")
+    d.frame()
+    srv.advance(3.0)
+    d.wait(0.5)
+    assert isinstance(d.app.stack.top, GameScene) and d.app.stack.top.controller is not None
+    return d, peer
+
+
+@pytest.mark.parametrize("relaunch_language", [None, "en"])
+def test_lang_holds_for_the_run_and_a_relaunch_resumes_the_match_in_it(tmp_path, relaunch_language):
+    """``mine-duel --lang en`` with nothing saved: the command line stands in for the first-run picker
+    (U1, U5: saved), so a relaunch (with or without ``--lang en``) resumes its online match (O12) in
+    English, not in the online screens' Korean default."""
+    from support.client_driver import Driver
+    from support.inprocess import InProcessServer
+
+    from mineduel.client.online_client import OnlineServices
+    from mineduel.client.scenes.game import GameScene
+    from mineduel.client.tokens import TokenStore
+
+    srv = InProcessServer()
+    d, _peer = _start_online_match(tmp_path, srv, "en")
+    assert d.app.translator.language == "en"
+    d.close()  # the program stops with its match running
+    srv.advance(1.0)
+    services = OnlineServices(connect=srv.connector(), tokens=TokenStore(tmp_path))
+    again = Driver(tmp_path, language=relaunch_language, online_services=lambda: services)
+    try:
+        again.app.ctx.settings = replace(again.app.ctx.settings, player_name="Tester")
+        again.wait(1.0)
+        game = again.app.stack.top
+        assert isinstance(game, GameScene) and game.controller is not None, "the match was not resumed"
+        assert again.app.translator.language == "en"
+        assert game.words.instruction() in {text for key, text in CATALOGS["en"].items()
+                                            if key.startswith(("status.", "online.opponent_phase."))}
+    finally:
+        again.close()
+
+
+def test_lang_does_not_replace_a_saved_choice(tmp_path):
+    """A language saved by the player stays saved: ``--lang`` over it is for that run only, whatever
+    else the run saves."""
+    import json
+
+    from support.client_driver import Driver
+
+    (tmp_path / "settings.json").write_text(json.dumps({"version": 1, "language": "ja"}), encoding="utf-8")
+    saved = lambda: json.loads((tmp_path / "settings.json").read_text(encoding="utf-8"))  # noqa: E731
+    d = Driver(tmp_path, language="zh-CN")
+    try:
+        assert d.app.translator.language == "zh-CN"
+        d.app.ctx.save_settings(replace(d.app.ctx.settings, sound_volume=0.4))  # another setting changes
+        assert saved()["language"] == "ja" and saved()["sound_volume"] == 0.4
+        assert d.app.ctx.settings.language == "zh-CN" and d.app.translator.language == "zh-CN"
+    finally:
+        d.close()
+    d = Driver(tmp_path, language=None)
+    try:
+        assert d.app.translator.language == "ja"
+    finally:
+        d.close()
+    d = Driver(tmp_path, language="zh-CN")
+    try:  # picking another language in the game is the player's choice: saved
+        d.app.ctx.save_settings(replace(d.app.ctx.settings, language="en"))
+        d.app.ctx.save_settings(replace(d.app.ctx.settings, sound_volume=0.5))
+        assert saved()["language"] == "en"
+    finally:
+        d.close()

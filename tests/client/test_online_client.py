@@ -299,7 +299,7 @@ async def test_every_ending_reaches_the_result_panel(tmp_path, server, ending):
             assert match.over
             a.lobby.resume_saved() if a.lobby.saved else a.client.resume_saved(a.services.tokens.load())
             await pump(lambda: isinstance(a.top, OnlineGameScene) and a.top.panel.open, a)
-            assert a.top.words.result_kind() == "void" and a.top.words.reason_text() == "Void: both players left"
+            assert a.top.words.result_kind() == "void" and a.top.words.reason_text() == "Both players left"
     finally:
         close_all(a, b)
 
