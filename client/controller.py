@@ -30,7 +30,7 @@ from typing import Protocol, runtime_checkable
 from mineduel.client.witness import WitnessJson
 from mineduel.shared.rules.bitboard import Cell, Mask
 from mineduel.shared.rules.engine import Action, ActionType, Outcome, Refusal
-from mineduel.shared.rules.views import SeatView
+from mineduel.shared.rules.views import FinalReveal, SeatView
 from mineduel.shared.wire.messages import RecordJson
 
 
@@ -135,6 +135,26 @@ class BoardReveal:
     ko_cell: Cell | None
 
 
+def board_reveal_of(reveal: FinalReveal, me: int) -> BoardReveal:
+    """The engine's O13 reveal as ``me`` sees it: the same masks the online ``match_end`` reveal
+    becomes (``online_match.board_reveal`` of ``wire.board.reveal_of``; a test holds them equal)."""
+    op = 1 - me
+    mine_me, mine_op = reveal.mines[me], reveal.mines[op]
+    marker_me = reveal.markers[me]
+    marker_op = reveal.markers[op] & ~marker_me  # a cell shows its own seat's marker first
+    right = (marker_me & reveal.correct_markers[me]) | (marker_op & reveal.correct_markers[op])
+    return BoardReveal(
+        my_mines=mine_me,
+        opponent_mines=mine_op,
+        overlaps=mine_me & mine_op,
+        my_markers=marker_me,
+        opponent_markers=marker_op,
+        right=right,
+        wrong=(marker_me | marker_op) & ~right,
+        ko_cell=reveal.ko_cell,
+    )
+
+
 class RevealSource(Protocol):
     def reveal(self) -> BoardReveal | None:
         """``None`` before the end."""
@@ -173,6 +193,9 @@ class Capabilities:
     deadline: DeadlineSource | None = None
     presence: PresenceSource | None = None
     reveal: RevealSource | None = None
+    # E2: ONLINE shows the O13 reveal at the end; the CPU keeps the human's own view and shows the
+    # reveal only when the player asks for it (*Show everything*).
+    reveal_on_request: bool = False
     rematch: RematchSource | None = None
     verify: VerifySource | None = None
     resign: Callable[[], None] | None = None  # O11

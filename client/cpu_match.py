@@ -5,6 +5,10 @@ The human is seat 0 and moves first, the CPU is seat 1 (V1). The CPU AI sees onl
 saved record's ``players`` entry, so any match can be replayed exactly. CPU steps are paced by
 a :class:`StepPacer` (AI6) on the injected clock.
 
+After the end the engine's O13 reveal (``GameState.reveal``) is offered as the online one is
+(``Capabilities.reveal``), marked *on request*: the screen keeps the human's view (E2) until the
+player asks for *Show everything*.
+
 What the screen hears of a step is the engine's own first event of ``GameState.apply``, as the
 human may see it (``seen_by``: the CPU's plant has no cell, V2), and its ``MatchEnded`` — no rule
 is worked out again here by comparing states.
@@ -17,7 +21,17 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from mineduel.client.controller import NO_CAPABILITIES, Applied, Capabilities, Ended, MatchEvent, OpponentKind, Refused, Timing
+from mineduel.client.controller import (
+    Applied,
+    BoardReveal,
+    Capabilities,
+    Ended,
+    MatchEvent,
+    OpponentKind,
+    Refused,
+    Timing,
+    board_reveal_of,
+)
 from mineduel.client.pacing import StepPacer
 from mineduel.shared.ai import cpu as ai
 from mineduel.shared.fairness.record import dumps
@@ -72,6 +86,7 @@ class CpuMatch:
         self._elapsed: float | None = None
         self._ended_at: float | None = None
         self._view_cache: SeatView | None = None
+        self._capabilities = Capabilities(reveal=self, reveal_on_request=True)
 
     # ----- MatchController ----------------------------------------------------------------
     @property
@@ -84,8 +99,16 @@ class CpuMatch:
 
     @property
     def capabilities(self) -> Capabilities:
-        """None of ONLINE's extras: no deadline, presence, reveal, rematch, verify or resign."""
-        return NO_CAPABILITIES
+        """Of ONLINE's extras only the reveal after the end, on request (E2: *Show everything*);
+        no deadline, presence, rematch, verify or resign."""
+        return self._capabilities
+
+    def reveal(self) -> BoardReveal | None:
+        """O13's reveal from the engine's full state, as the human sees it — ``None`` before the end
+        (V3: nothing of the CPU's shows while the match runs)."""
+        if self.state.outcome() is None:
+            return None
+        return board_reveal_of(self.state.reveal(), HUMAN)
 
     def view(self) -> SeatView:
         if self._view_cache is None:

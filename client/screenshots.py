@@ -294,3 +294,75 @@ def main(argv: Sequence[str] | None = None) -> int:
                     shooter.close()
     print(f"wrote {written} screenshots to {args.out}")
     return 0
+
+
+# ----- match -----
+
+
+@shot("match_show_everything")
+def _show_everything(s: Shooter) -> None:
+    """E2 after a CPU match: Show everything from the result popup — the CPU's mines, overlaps and
+    each flag right or wrong, drawn as the online reveal (O13); the board's toggle is on."""
+    _loss(s)
+    s.click_button("show_everything")
+    s.settle(0.5)
+
+
+@shot("match_result_rounds")
+def _result_rounds(s: Shooter) -> None:
+    """The result popup after 18 rounds (turn 36, F3): the saved line names the file only."""
+    s.start_from(late("A.", "A.", "B.", "B.", "A."), phase="end_wait", turn=35, marker_used=True)
+    s.click_button("end_turn")
+    s.settle(4.0)
+
+
+@shot("match_modes_opening_explore")
+def _modes_opening_explore(s: Shooter) -> None:
+    """F1 step 1: only Explore is offered (no flags in the opening, no plant before exploring)."""
+    s.click_button("start")
+    s.settle(0.5)
+
+
+@shot("match_modes_opening_plant")
+def _modes_opening_plant(s: Shooter) -> None:
+    """F1 step 3: only Plant is offered; the board is raised where a mine may go."""
+    s.click_button("start")
+    s.click_cell(3, 3)
+    s.settle(1.5)  # the CPU's opening explore, 650 ms later (AI6)
+
+
+@shot("match_modes_explore")
+def _modes_explore(s: Shooter) -> None:
+    s.start_from(MID_GAME, phase="explore")
+
+
+@shot("match_modes_plant")
+def _modes_plant(s: Shooter) -> None:
+    s.start_from(MID_GAME, phase="plant")
+
+
+@shot("match_modes_end_wait")
+def _modes_end_wait(s: Shooter) -> None:
+    """After planting: the mode is Flag by itself, Explore and Plant are off, the board raised."""
+    s.start_from(MID_GAME, phase="plant")
+    s.click_cell(6, 2)
+    s.settle(0.6)
+
+
+@shot("match_end_turn_why")
+def _end_turn_why(s: Shooter) -> None:
+    """The disabled End turn pressed while exploring: the status line says why."""
+    s.start_from(MID_GAME, phase="explore")
+    s.click_button("end_turn")
+    s.settle(0.6)
+
+
+@shot("match_deadline_warning")
+def _deadline_warning(s: Shooter) -> None:
+    """U6: my last five seconds — the status line counts them, my seconds pill pulses."""
+    from mineduel.client.online_screenshots import _rig
+
+    rig = _rig(s)
+    rig.start_match()
+    rig.play_until(turn=3)
+    s.frame(15.6)  # 4.4 s left on the 20-second turn

@@ -17,6 +17,7 @@ from mineduel.client.controller import BoardReveal
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.text import blit_paragraph, blit_text
 from mineduel.shared.rules.engine import Phase
+from mineduel.shared.rules.views import SeatView
 
 if TYPE_CHECKING:
     from mineduel.client.scenes.game import GameScene
@@ -58,40 +59,60 @@ class MatchPainter:
         scene.widgets.draw(canvas, self.ctx.fonts, area)
         reveal = self._reveal()
         panel = scene.panel
-        if reveal is not None and scene.ended is not None and not panel.open:
+        if reveal is not None and scene.flow.reveal_shown() and not panel.open:
             self.reveal(canvas, area, reveal)
         if panel.open and area.colliderect(PANEL):
             panel.draw(canvas)
 
     def _reveal(self) -> BoardReveal | None:
+        """O13 as the match offers it (``None`` before the end: V3/V4)."""
         controller = self.scene.controller
         source = None if controller is None else controller.capabilities.reveal
         return None if source is None else source.reveal()
 
     # ----- header and players ------------------------------------------------------------------------
     def header(self, canvas: pygame.Surface) -> None:
-        ctx = self.ctx
-        scene = self.scene
+        fonts = self.ctx.fonts
+        title_text, title_size, pills = self.header_layout()
         # The wordmark: a small mine badge and the title.
         canvas.blit(shapes.circle(32, palette.CARD_RAISED), (14, 15))
         canvas.blit(shapes.icon("mine", 22, palette.PRIMARY), (19, 20))
-        title = blit_text(canvas, ctx.fonts, ctx.t("app.title"), 21, palette.INK, bold=True, midleft=(54, 31))
+        blit_text(canvas, fonts, title_text, title_size, palette.INK, bold=True, midleft=(54, 31))
+        for text, color, size, rect in pills:
+            canvas.blit(shapes.rounded(rect.size, 13, palette.CARD_RAISED, 1, palette.CARD_BORDER), rect)
+            blit_text(canvas, fonts, text, size, color, bold=True, center=rect.center)
+
+    def header_layout(self) -> tuple[str, int, list[tuple[str, palette.Color, int, pygame.Rect]]]:
+        """The title's text and size, and each pill (the round, the difficulty) with its size and place."""
+        ctx = self.ctx
+        scene = self.scene
+        fonts = ctx.fonts
         view = scene.view()
         pills: list[tuple[str, palette.Color]] = []
         if view is not None:
-            pills.append((ctx.t("status.turn", turn=view.turn) if view.turn else ctx.t("status.opening"), palette.INK))
+            pills.append((scene.words.turn_pill(view), palette.INK))
         if scene.session.difficulty and view is not None:
             pills.append((ctx.t(f"difficulty.{scene.session.difficulty}"), palette.INK_SOFT))
-        x = HEADER.right - (110 if scene.session.language_button else 60)  # room for the globe button
+        right = HEADER.right - (110 if scene.session.language_button else 60)  # room for the globe button
+        # Measure first: the pills keep their words (a long difficulty name in some languages) by
+        # stepping the pills' and then the title's size down, never by dropping a pill.
+        title_text = ctx.t("app.title")
+        title_size, size, pad = 21, 13, 20
+        for title_size, size, pad in ((21, 13, 20), (21, 12, 16), (19, 12, 14), (18, 11, 12), (16, 11, 10)):
+            need = sum(fonts.width(text, size, True) + pad + 6 for text, _ in pills)
+            if 54 + fonts.width(title_text, title_size, True) + 6 + need <= right:
+                break
+        title_right = 54 + fonts.width(title_text, title_size, True)
+        placed: list[tuple[str, palette.Color, int, pygame.Rect]] = []
+        x = right
         for text, color in pills:
-            size = 13
-            w = ctx.fonts.width(text, size, True) + 20
+            w = fonts.width(text, size, True) + pad
             rect = pygame.Rect(x - w, 18, w, 26)
-            if rect.left < title.right + 6:
-                break  # no room beside the title (long words in some languages): drop the rest
-            canvas.blit(shapes.rounded(rect.size, 13, palette.CARD_RAISED, 1, palette.CARD_BORDER), rect)
-            blit_text(canvas, ctx.fonts, text, size, color, bold=True, center=rect.center)
+            if rect.left < title_right + 4:
+                break  # still no room (no catalog text comes near: a test measures them all)
+            placed.append((text, color, size, rect))
             x = rect.left - 6
+        return title_text, title_size, placed
 
     def players(self, canvas: pygame.Surface) -> None:
         """Both player cards: badge, name, counts (my mines only to me: V2), whose turn it is."""
@@ -107,25 +128,52 @@ class MatchPainter:
             active = view is not None and view.outcome is None and (view.to_move == view.seat) == seat_is_me
             fill = palette.mix(palette.CARD, color, 0.16) if active else palette.CARD
             canvas.blit(shapes.rounded(rect.size, 16, fill, 2 if active else 1, color if active else palette.CARD_BORDER), rect)
-            badge_rect = pygame.Rect(rect.left + 10, rect.centery - 17, 34, 34)
-            canvas.blit(shapes.circle(34, color), badge_rect)
-            canvas.blit(shapes.icon(badge, 22, palette.ON_ACCENT), (badge_rect.x + 6, badge_rect.y + 6))
-            blit_text(canvas, ctx.fonts, ctx.t(name_key), 16, palette.INK, bold=True, midleft=(rect.left + 52, rect.top + 19))
+            # First row: badge and name (and, on the right, the seconds pill or the CPU's dots).
+            badge_rect = pygame.Rect(rect.left + 9, rect.top + 5, 26, 26)
+            canvas.blit(shapes.circle(26, color), badge_rect)
+            canvas.blit(shapes.icon(badge, 18, palette.ON_ACCENT), (badge_rect.x + 4, badge_rect.y + 4))
+            name = ctx.t(name_key)
+            blit_text(canvas, ctx.fonts, name, ctx.fonts.fit_size(name, 16, rect.width - 44 - 62, True), palette.INK,
+                      bold=True, midleft=(rect.left + 42, badge_rect.centery))
             if view is not None:
-                # Counts: markers on the board (both), my mines (me only: V2).
-                y = rect.top + 41
-                x = rect.left + 52
-                markers = view.my_markers if seat_is_me else view.opponent_markers
-                flag = shapes.icon("flag" if seat_is_me else "flag_opponent", 18, palette.ME_LIGHT if seat_is_me else palette.OPP)
-                canvas.blit(flag, (x, y - 9))
-                r = blit_text(canvas, ctx.fonts, str(markers.bit_count()), 14, palette.INK_SOFT, bold=True, midleft=(x + 20, y))
-                if seat_is_me:
-                    x = r.right + 12
-                    canvas.blit(shapes.icon("mine", 16, palette.ME_LIGHT), (x, y - 8))
-                    blit_text(canvas, ctx.fonts, str(view.my_mines.bit_count()), 14, palette.INK_SOFT, bold=True,
-                              midleft=(x + 19, y))
+                self.counters(canvas, rect, view, seat_is_me)
             if view is not None:
                 self.player_extras(canvas, rect, badge_rect, seat_is_me, active, color)
+
+    def counters(self, canvas: pygame.Surface, rect: pygame.Rect, view: SeatView, seat_is_me: bool) -> None:
+        """Second row: labelled counts — my mines planted (me only: V2) and the flags on the board."""
+        fonts = self.ctx.fonts
+        y = rect.top + 43
+        items = self.counter_items(view, seat_is_me)
+        number_size, label_size, gap, _ = self.counter_sizes(items, rect.width - 20)
+        x = rect.left + 10
+        for icon, color, number, label in items:  # icon, label, number: "Mines 3" (no plural to agree)
+            canvas.blit(shapes.icon(icon, 18, color), (x, y - 9))
+            r = blit_text(canvas, fonts, label, label_size, palette.INK_SOFT, midleft=(x + 20, y + 1))
+            r = blit_text(canvas, fonts, str(number), number_size, palette.INK, bold=True, midleft=(r.right + 4, y))
+            x = r.right + gap
+
+    def counter_items(self, view: SeatView, seat_is_me: bool) -> list[tuple[str, palette.Color, int, str]]:
+        """(icon, colour, count, label) of one card: my mines (to me only, V2), then the flags."""
+        t = self.ctx.t
+        items: list[tuple[str, palette.Color, int, str]] = []
+        if seat_is_me:
+            items.append(("mine", palette.ME_LIGHT, view.my_mines.bit_count(), t("match.card.mines")))
+        markers = view.my_markers if seat_is_me else view.opponent_markers
+        items.append(("flag" if seat_is_me else "flag_opponent", palette.ME_LIGHT if seat_is_me else palette.OPP,
+                      markers.bit_count(), t("match.card.flags")))
+        return items
+
+    def counter_sizes(self, items: list[tuple[str, palette.Color, int, str]], avail: int) -> tuple[int, int, int, int]:
+        """(number size, label size, gap, width used): the largest readable sizes that fit ``avail``."""
+        fonts = self.ctx.fonts
+        need = 0
+        for number_size, label_size, gap in ((16, 13, 12), (15, 12, 8), (14, 11, 6)):
+            need = sum(20 + fonts.width(label, label_size) + 4 + fonts.width(str(n), number_size, True)
+                       for _, _, n, label in items) + gap * (len(items) - 1)
+            if need <= avail:
+                break
+        return number_size, label_size, gap, need
 
     def player_extras(
         self, canvas: pygame.Surface, rect: pygame.Rect, badge: pygame.Rect, seat_is_me: bool, active: bool, color: palette.Color
@@ -142,41 +190,49 @@ class MatchPainter:
             away = not seat_is_me and presence.opponent_away and scene.ended is None
             offline = seat_is_me and not presence.connected
             if away or offline:
-                canvas.blit(shapes.circle(12, palette.WARN), (badge.right - 10, badge.top - 1))
+                canvas.blit(shapes.circle(12, palette.WARN), (badge.right - 9, badge.top - 2))
         if caps.deadline is not None:
             seconds = caps.deadline.seconds_left()
             if active and seconds is not None:
-                # U6: seconds left on the current deadline (the server's; display only).
+                # U6: seconds left on the current deadline (the server's; display only). My last
+                # seconds pulse between the warning colour and a lighter one, a size larger.
                 ctx = self.ctx
                 secs = math.ceil(seconds)
                 text = ctx.t("online.seconds", seconds=secs)
-                size = ctx.fonts.fit_size(text, 15, 74, True)
-                pill_w = max(44, ctx.fonts.width(text, size, True) + 14)
-                pill = pygame.Rect(rect.right - 8 - pill_w, rect.bottom - 30, pill_w, 24)
-                canvas.blit(shapes.rounded(pill.size, 12, palette.WARN if secs <= 5 else color), pill)
-                blit_text(canvas, ctx.fonts, text, size, palette.ON_ACCENT, bold=True, center=pill.center)
+                warning = seat_is_me and scene.deadline_warning is not None
+                size = ctx.fonts.fit_size(text, 17 if warning else 15, 74, True)
+                pill_w = max(48 if warning else 44, ctx.fonts.width(text, size, True) + 14)
+                pill = pygame.Rect(rect.right - 7 - pill_w, rect.top + 5, pill_w, 26)
+                fill = palette.WARN if secs <= 5 else color
+                if warning and scene.pulse:
+                    fill = palette.mix(palette.WARN, palette.ON_ACCENT, 0.45)
+                    canvas.blit(shapes.ring(pill.inflate(6, 6).size, 16, palette.WARN, 2), pill.inflate(6, 6))
+                canvas.blit(shapes.rounded(pill.size, 13, fill), pill)
+                blit_text(canvas, ctx.fonts, text, size, palette.INK_DARK if warning and scene.pulse else palette.ON_ACCENT,
+                          bold=True, center=pill.center)
             return
         if active and not seat_is_me and controller.opponent_to_move:
             # "Thinking" dots, stepping (not a smooth animation: three redraws a second).
             lit = scene.dots_phase if not scene.pauses else -1
             for k in range(3):
                 c = color if k == lit else palette.mix(palette.CARD, color, 0.45)
-                canvas.blit(shapes.circle(8, c), (rect.right - 40 + k * 11, rect.top + 15))
+                canvas.blit(shapes.circle(8, c), (rect.right - 40 + k * 11, rect.top + 14))
         if active and seat_is_me:
-            canvas.blit(shapes.circle(8, color), (rect.right - 18, rect.top + 15))
+            canvas.blit(shapes.circle(8, color), (rect.right - 18, rect.top + 14))
 
     # ----- the status line and the line under the board ---------------------------------------------------
     def status(self, canvas: pygame.Surface, now: float) -> None:
         ctx = self.ctx
         scene = self.scene
         dx = 0
-        if scene.shake_at is not None:
-            t = (now - scene.shake_at) / SHAKE_TIME
+        shake_at = scene.line.shake_at
+        if shake_at is not None:
+            t = (now - shake_at) / SHAKE_TIME
             dx = round(math.sin(t * math.pi * 6) * 6 * (1 - t)) if t < 1 else 0
         rect = STATUS.move(dx, 0)
         view = scene.view()
         line = scene.words.event_line()
-        refusal = line is not None and line[1]
+        refusal = (line is not None and line[1]) or scene.deadline_warning is not None
         my_accent = view is None or view.to_move == view.seat or view.outcome is not None
         accent = palette.WARN if refusal else (palette.ME if my_accent else palette.OPP)
         canvas.blit(shapes.rounded(rect.size, 16, palette.CARD, 1, palette.CARD_BORDER), rect)
@@ -208,7 +264,7 @@ class MatchPainter:
         if banner is not None:
             self.banner(canvas, *banner)
             return
-        if self.scene.ended is not None and self._reveal() is not None:
+        if self.scene.flow.reveal_shown() and self._reveal() is not None:
             self.reveal_legend(canvas)
             return
         ctx = self.ctx
@@ -269,22 +325,42 @@ class MatchPainter:
         canvas.set_clip(area.clip(clip) if clip else area)
         try:
             for cell in board.cells_in(area):
-                b = 1 << cell
-                rect = board.cell_rect(cell)
-                if view.revealed & b or cell == reveal.ko_cell:
+                marks = reveal_marks(view, reveal, cell)
+                if not marks:
                     continue
-                if reveal.opponent_mines & b:
-                    marked = bool((reveal.my_markers | reveal.opponent_markers) & b)
-                    size = 16 if marked or reveal.overlaps & b else 24
+                rect = board.cell_rect(cell)
+                if "opponent_mine" in marks:
+                    size = 16 if "marked" in marks or "overlap" in marks else 24
                     where = (rect.left + size // 2 + 3, rect.bottom - size // 2 - 4) if size == 16 else rect.center
                     mine = shapes.icon("mine", size, palette.OPP)
                     canvas.blit(mine, mine.get_rect(center=where))
-                if reveal.overlaps & b:
+                if "overlap" in marks:
                     canvas.blit(shapes.ring(rect.size, 7, palette.PRIMARY, 2), rect)
-                if (reveal.right | reveal.wrong) & b:
-                    good = bool(reveal.right & b)
+                if "right" in marks or "wrong" in marks:
+                    good = "right" in marks
                     badge = pygame.Rect(rect.right - 15, rect.top - 3, 17, 17)
                     canvas.blit(shapes.circle(17, palette.GOOD if good else palette.WARN), badge)
                     canvas.blit(shapes.icon("check" if good else "close", 13, palette.INK_DARK), (badge.x + 2, badge.y + 2))
         finally:
             canvas.set_clip(clip)
+
+
+def reveal_marks(view: SeatView, reveal: BoardReveal, cell: int) -> frozenset[str]:
+    """What the O13 reveal draws on ``cell`` over the final board (online and, on request, CPU):
+    ``opponent_mine``, ``overlap``, ``marked`` (a marker sits there), ``right`` / ``wrong`` (that
+    marker against the opponent's mines, O10). Nothing on revealed cells and the KO cell."""
+    b = 1 << cell
+    if view.revealed & b or cell == reveal.ko_cell:
+        return frozenset()
+    marks = set()
+    if reveal.opponent_mines & b:
+        marks.add("opponent_mine")
+    if reveal.overlaps & b:
+        marks.add("overlap")
+    if (reveal.my_markers | reveal.opponent_markers) & b:
+        marks.add("marked")
+    if reveal.right & b:
+        marks.add("right")
+    elif reveal.wrong & b:
+        marks.add("wrong")
+    return frozenset(marks)

@@ -9,7 +9,9 @@ controller's capabilities and the session's offers, never from the kind of contr
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pygame
@@ -17,6 +19,7 @@ import pygame
 from mineduel.client.records import WriteResult
 from mineduel.client.scenes.base import Context, Popup
 from mineduel.client.scenes.match_paint import PANEL, STATUS
+from mineduel.client.scenes.match_words import round_of
 from mineduel.client.scenes.popups import (
     PAD,
     ConfirmPopup,
@@ -194,6 +197,17 @@ class VerifyPopup(Popup):
                 y += step
 
 
+def _short_path(path: Path) -> str:
+    """An exported copy's place as a player reads it: the home folder as ``~`` and the file name on
+    a line of its own, so a long path breaks between the folder and the name, not mid-word."""
+    folder = path.parent
+    try:
+        where = str(Path("~") / folder.relative_to(Path.home()))
+    except ValueError:
+        where = str(folder)
+    return f"{where.rstrip(os.sep)}{os.sep}\n{path.name}"
+
+
 def _ellipsized(fonts: FontBook, line: str, width: int) -> str:
     while line and fonts.width(line + "...", 12) > width:
         line = line[:-1]
@@ -281,7 +295,8 @@ class ResultPanel:
         blit_paragraph(canvas, ctx.fonts, reason, 16, palette.INK, pygame.Rect(PANEL.left + 20, PANEL.top + 100, inner, h + 4),
                        align="center", max_lines=2)
         timing = controller.timing()
-        chips = (t("result.turns", turns=timing.turn), t("result.time", duration=ctx.tr.duration(timing.elapsed)))
+        chips = (t("result.round_turn", rounds=round_of(timing.turn), turns=timing.turn),
+                 t("result.time", duration=ctx.tr.duration(timing.elapsed)))
         half = (PANEL.width - 32 - 10) // 2
         for i, text in enumerate(chips):
             rect = pygame.Rect(PANEL.left + 16 + i * (half + 10), PANEL.top + 152, half, 38)
@@ -315,10 +330,12 @@ class MatchFlow:
         self.result_popup: ResultPopup | None = None
         self.record_result: WriteResult | None = None
         self.export_result: WriteResult | None = None
+        self.everything = False  # E2 after a CPU match: Show everything (the O13 reveal) is on
 
     def reset(self) -> None:
         self.result_popup = None
         self.record_result = self.export_result = None
+        self.everything = False
 
     # ----- the menu ----------------------------------------------------------------------------------------
     def open_menu(self) -> None:
@@ -327,7 +344,6 @@ class MatchFlow:
         resign = None if controller is None else controller.capabilities.resign
         running = scene.ended is None and controller is not None
         items = [MenuItem("menu.rules", "rules", self.open_rules), MenuItem("menu.language", "globe", self.open_language)]
-        items += [MenuItem("menu.tutorial", "explore", ctx.open_tutorial)] if scene.session.can_restart else []  # tutorial
         if scene.session.can_restart:
             items.append(MenuItem("action.restart", "restart", self.confirm_restart, enabled=controller is not None))
         else:
@@ -336,7 +352,7 @@ class MatchFlow:
         if ctx.allowed.online and scene.session.can_restart:
             items.append(MenuItem("menu.online", "online", scene.open_online))
         if scene.ended is not None and controller is not None and controller.record_text() is not None and ctx.allowed.files:
-            items.append(MenuItem("action.export_record", "export", self.export_record))
+            items.append(MenuItem("result.export_copy", "export", self.export_record))
         if not scene.session.can_restart:
             items.append(MenuItem("online.to_lobby", "back", self.to_lobby, enabled=not running))
         if ctx.allowed.quit:
@@ -397,6 +413,7 @@ class MatchFlow:
             self.ctx, ResultInfo(scene.ended, controller.seat, scene.session.difficulty, self.record_line),
             on_view_board=self.view_board, on_restart=self.confirm_restart, on_menu=self.open_menu,
             on_export=self.export_record if controller.record_text() is not None and self.ctx.allowed.files else None,
+            on_show_everything=self.show_everything if self.reveal_on_request() else None,
         )
         self.result_popup = popup
         self.ctx.stack.open_popup(popup)
@@ -417,6 +434,36 @@ class MatchFlow:
         scene.controls.refresh()
         self.ctx.invalidate(STATUS)
 
+    # ----- Show everything (E2, O13, V3) --------------------------------------------------------------
+    def reveal_on_request(self) -> bool:
+        """E2: the match offers the O13 reveal only when asked (CPU: the human's view by default)."""
+        controller = self.scene.controller
+        return controller is not None and controller.capabilities.reveal is not None and controller.capabilities.reveal_on_request
+
+    def reveal_shown(self) -> bool:
+        """The final board shows the O13 reveal: always online (E2), after *Show everything* for the CPU."""
+        scene = self.scene
+        controller = scene.controller
+        if scene.ended is None or controller is None or controller.capabilities.reveal is None:
+            return False
+        return self.everything or not controller.capabilities.reveal_on_request
+
+    def show_everything(self) -> None:
+        """From the result popup: View board with the O13 reveal on (the board's toggle turns it off)."""
+        self.view_board()
+        self.set_everything(True)
+
+    def toggle_everything(self) -> None:
+        """The board's *Show everything* toggle after a CPU match; the board stays the final one (E2)."""
+        self.set_everything(not self.everything)
+
+    def set_everything(self, on: bool) -> None:
+        if self.scene.ended is None or not self.reveal_on_request():
+            return  # V3: nothing of the CPU's before the end
+        self.everything = on
+        self.scene.controls.refresh()
+        self.ctx.invalidate(None)
+
     def verify(self) -> None:
         """Run the same checks as ``mine-duel verify --witness`` on the record the server sent and
         what this client saw of the match, and show them (a missing witness is said plainly)."""
@@ -432,6 +479,8 @@ class MatchFlow:
         text = controller.record_text() if controller is not None else None
         if controller is not None and text is not None:
             self.record_result = self.ctx.records.save(controller.record_name, text)
+            if self.record_result.ok:
+                log.info("records: saved %s", self.record_result.path)  # the full path, for whoever looks for it
 
     def export_record(self) -> None:
         controller = self.scene.controller
@@ -453,6 +502,10 @@ class MatchFlow:
             result, ok_key, fail_key = (self.record_result, "record.saved", "record.failed")
         if result is None:
             return "", False
+        if result.ok and result.path is not None:
+            if result is self.record_result:  # saved among the player's matches: the file name is enough
+                return t("result.saved_as", name=result.path.name), False
+            return t(ok_key, path=_short_path(result.path)), False  # an exported copy: where to find it
         if result.ok:
-            return t(ok_key, path=str(result.path)), False
+            return t(ok_key, path=""), False
         return t(fail_key, error=t(f"record.error.{result.error}")), True

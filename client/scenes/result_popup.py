@@ -13,6 +13,7 @@ import pygame
 
 from mineduel.client.controller import Ended
 from mineduel.client.scenes.base import Context, Popup
+from mineduel.client.scenes.match_words import round_of
 from mineduel.client.scenes.popups import BUTTON_H, PAD
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
@@ -31,15 +32,19 @@ class ResultInfo:
 
 
 class ResultPopup(Popup):
-    """C4/E1–E2: win / loss / draw with turns and time. Never closes by background or Escape (U2)."""
+    """C4/E1–E2: win / loss / draw with the round and turn (F3) and time. Never closes by background
+    or Escape (U2). View board (and, after a CPU match, Show everything: the O13 reveal), Restart,
+    Menu, Export a copy; a short line says the record was saved (the file name only)."""
 
     closable = False
 
     def __init__(self, ctx: Context, info: ResultInfo, *, on_view_board: Callable[[], None], on_restart: Callable[[], None],
-                 on_menu: Callable[[], None], on_export: Callable[[], None] | None) -> None:
+                 on_menu: Callable[[], None], on_export: Callable[[], None] | None,
+                 on_show_everything: Callable[[], None] | None = None) -> None:
         super().__init__(ctx, card_width=350)
         self.info = info
         self.on_view_board = on_view_board
+        self.on_show_everything = on_show_everything
         self.on_restart = on_restart
         self.on_menu = on_menu
         self.on_export = on_export
@@ -71,16 +76,24 @@ class ResultPopup(Popup):
         y = self.card.top + PAD + top_h
         half = (inner - 10) // 2
         left = self.card.left + PAD
-        buttons = [
-            Button(pygame.Rect(left, y, inner, BUTTON_H), lambda: ctx.t("action.view_board"), self.on_view_board,
-                   style="primary", icon="eye", text_size=18, name="view_board"),
+        if self.on_show_everything is not None:
+            buttons = [
+                Button(pygame.Rect(left, y, half, BUTTON_H), lambda: ctx.t("action.view_board"), self.on_view_board,
+                       style="primary", icon="eye", text_size=17, name="view_board"),
+                Button(pygame.Rect(left + half + 10, y, inner - half - 10, BUTTON_H), lambda: ctx.t("result.show_everything"),
+                       self.on_show_everything, icon="mine", icon_color=palette.OPP, text_size=16, name="show_everything"),
+            ]
+        else:
+            buttons = [Button(pygame.Rect(left, y, inner, BUTTON_H), lambda: ctx.t("action.view_board"), self.on_view_board,
+                              style="primary", icon="eye", text_size=18, name="view_board")]
+        buttons += [
             Button(pygame.Rect(left, y + BUTTON_H + 10, half, BUTTON_H), lambda: ctx.t("action.restart"), self.on_restart,
                    icon="restart", icon_color=palette.ME_LIGHT, name="restart"),
             Button(pygame.Rect(left + half + 10, y + BUTTON_H + 10, inner - half - 10, BUTTON_H), lambda: ctx.t("action.menu"),
                    self.on_menu, icon="menu", icon_color=palette.ME_LIGHT, name="menu"),
         ]
         if self.on_export:
-            buttons.append(Button(pygame.Rect(left, y + 2 * (BUTTON_H + 10), inner, 46), lambda: ctx.t("action.export_record"),
+            buttons.append(Button(pygame.Rect(left, y + 2 * (BUTTON_H + 10), inner, 46), lambda: ctx.t("result.export_copy"),
                                   self.on_export, style="ghost", icon="export", icon_color=palette.INK_SOFT, text_size=15,
                                   name="export"))
         self._record_y = y + buttons_h + 12
@@ -117,7 +130,8 @@ class ResultPopup(Popup):
         y += self._detail_h + 18
         # Turns and time (E1, E3), then the difficulty.
         ended = self.info.ended
-        chips = [ctx.t("result.turns", turns=ended.turns), ctx.t("result.time", duration=ctx.tr.duration(ended.elapsed))]
+        chips = [ctx.t("result.round_turn", rounds=round_of(ended.turns), turns=ended.turns),
+                 ctx.t("result.time", duration=ctx.tr.duration(ended.elapsed))]
         inner = card.width - 2 * PAD
         half = (inner - 10) // 2
         for i, text in enumerate(chips):

@@ -1,6 +1,7 @@
 """Buttons and a focus group: the only interactive widgets the screens need besides the board.
 
-A :class:`Button` maps pointer press+release inside its rectangle to a click; a
+A :class:`Button` maps pointer press+release inside its rectangle to a click (a disabled one may
+say why through ``on_disabled`` instead); a
 :class:`WidgetGroup` owns a list of buttons, routes pointer events, moves keyboard focus with
 arrows/Tab and activates with Enter/Space. Widgets report what to redraw through the
 ``invalidate`` callback they are given, so a hover repaints one button, not the screen.
@@ -46,6 +47,8 @@ class Button:
     name: str = ""
     layout: str = "row"  # "row": icon then label, centred; "stack": icon over label; "list": left-aligned
     accent: palette.Color | None = None  # the fill when style == "accent"
+    # Pressed while disabled: the screen says why (e.g. "Explore a cell first"); None: nothing to say.
+    on_disabled: Callable[[], None] | None = None
     hovered: bool = field(default=False, init=False)
     pressed: bool = field(default=False, init=False)
 
@@ -193,6 +196,7 @@ class WidgetGroup:
                 self._pressed = hit
                 self.invalidate(hit)
                 return True
+            self._pressed = hit if hit is not None and hit.on_disabled is not None else None
             return hit is not None
         # UP
         pressed, self._pressed = self._pressed, None
@@ -204,6 +208,8 @@ class WidgetGroup:
                 pressed.hovered = False
             if was and pressed is hit and pressed.enabled:
                 pressed.on_click()
+            elif pressed is hit and not pressed.enabled and pressed.on_disabled is not None:
+                pressed.on_disabled()  # press and release on a disabled button: say why, change nothing
             return True
         return hit is not None
 
@@ -224,6 +230,9 @@ class WidgetGroup:
             button = self.focused()
             if button is not None and button.enabled:
                 button.on_click()
+                return True
+            if button is not None and button.on_disabled is not None:
+                button.on_disabled()
                 return True
         return False
 

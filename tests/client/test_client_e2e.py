@@ -107,7 +107,8 @@ def test_seeded_match_from_language_picker_to_result_and_restart(driver, tmp_pat
     d.click_button("export")
     exported = list((tmp_path / "exports").glob("*.json"))
     assert len(exported) == 1 and exported[0].read_text(encoding="utf-8") == saved[0].read_text(encoding="utf-8")
-    assert str(exported[0]) in app.game.flow.record_line()[0]
+    # ... the folder, then the file name on its own line (issue 16: never wrapped mid-word).
+    assert app.game.flow.record_line()[0] == f"Copy saved: {exported[0].parent}/\n{exported[0].name}"
 
     # E4: Restart goes through a confirmation; cancelling returns to the result.
     d.click_button("restart")

@@ -141,10 +141,8 @@ def test_refusals_say_why(started):
     d.click_cell(0)
     d.frame(0.7)
     before = d.app.game.view()
-    d.click_button("mode:explore")
-    d.click_cell(0)
-    assert d.app.game.message[0] == "refusal.wrong_phase"
-    d.click_button("mode:mine")
+    d.click_button("mode:explore")  # U3: disabled while planting — it says why and the mode stays
+    assert d.app.game.mode == "mine" and d.app.game.message[0] == "match.why.explored_plant"
     d.click_cell(0)
     assert d.app.game.message[:1] == ("refusal.revealed",)
     assert d.app.game.words.event_line() == ("That cell is already open", True)
