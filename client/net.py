@@ -35,7 +35,7 @@ from twisted.internet.interfaces import IReactorCore, IStreamClientEndpoint
 from twisted.python.failure import Failure
 
 from mineduel.client.lan_address import LanAddresses, lan_addresses
-from mineduel.client.online_client import FoundServer, HostInfo, OnlineServices
+from mineduel.client.online_client import FoundServer, HostInfo, LanRoom, OnlineServices
 from mineduel.client.online_link import CONNECT_TIMEOUT, Connector, LinkListener
 from mineduel.client.tokens import TokenStore
 from mineduel.server import client as server_client
@@ -243,7 +243,11 @@ def listed(s: Any) -> FoundServer | None:
             and type(s.protocol) is int and isinstance(s.host, str) and 0 < len(s.host) <= 255):
         return None
     name = "".join(c for c in str(s.name)[:40] if c.isprintable())
-    return FoundServer(s.host, s.port, name, s.open_rooms, s.protocol, s.tls is True, s.pin)
+    rooms = tuple(LanRoom(r.room, "".join(c for c in str(r.host)[:32] if c.isprintable()))
+                  for r in tuple(getattr(s, "rooms", ()))[:8] if isinstance(r.room, str))
+    instance = getattr(s, "instance", None)
+    return FoundServer(s.host, s.port, name, s.open_rooms, s.protocol, s.tls is True, s.pin,
+                       instance if isinstance(instance, str) else None, rooms)
 
 
 def make_services(reactor: IReactorCore, data_dir: Path, *, client_name: str, clipboard: Callable[[str], bool]) -> OnlineServices:

@@ -80,8 +80,16 @@ Params: TypeAlias = tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True, slots=True)
+class LanRoom:
+    """A room a LAN server says waits for a player (PROTOCOL.md §12): its code and its host's name."""
+
+    code: str
+    host_name: str  # may be empty: the screen then says "a player"
+
+
+@dataclass(frozen=True, slots=True)
 class FoundServer:
-    """A server that answered LAN discovery."""
+    """A server that answered LAN discovery (one entry per server: ``server/discovery.merge``)."""
 
     host: str
     port: int
@@ -90,6 +98,8 @@ class FoundServer:
     protocol: int = PROTOCOL_VERSION
     tls: bool = False  # the server speaks TLS (PROTOCOL.md §12) ...
     pin: str | None = None  # ... with this certificate
+    instance: str | None = None  # this start of the server, if it says
+    rooms: tuple[LanRoom, ...] = ()  # rooms waiting for a player, newest first
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +128,7 @@ class OnlineServices:
     client_seed: Callable[[], str] = lambda: secrets.token_hex(8)  # R1: this seat's contribution to the draw
     host: HostInfo | None = field(default=None)  # the hosted server, once started
     witnesses: WitnessStore | None = None  # the match witnesses; default: ``witnesses/`` beside the token
+    name_skipped: bool = False  # the player skipped the name popup: not asked again in this run
 
     def __post_init__(self) -> None:
         if self.witnesses is None:
@@ -304,6 +315,7 @@ class OnlineClient:
         # What this client saw of each match (witness.py); a failed write is said once, as a notice.
         self.witness = WitnessKeeper(services.witnesses, lambda key: setattr(self, "notice", (key, ())))
         self._after_welcome: Callable[[], None] | None = None
+        self.player_name = ""  # sent in create_room / join (PROTOCOL.md §4: up to 32 characters)
 
     # ----- what the screens show ----------------------------------------------------------------------
     @property
@@ -356,9 +368,9 @@ class OnlineClient:
         self.token = saved.token
         self.busy = "resume"
 
-    def create_room(self) -> None:
-        """Create a room and take its first seat (what *Host on this computer* does once welcomed)."""
-        self.requests.create_room()
+    def create_room(self, *, listed: bool = False) -> None:
+        """Create a room and take its first seat (what *Host a game* does once welcomed, ``listed``)."""
+        self.requests.create_room(listed=listed)
 
     def close(self) -> None:
         """Stop: close the connection, keep the token (the seat may be resumed later)."""

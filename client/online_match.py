@@ -91,6 +91,8 @@ class OnlineMatch:
         self.proof = MatchProof(self, witness)
         self._seat = start.seat
         self.start = start
+        # The name the opponent gave (``match_start``), or "": the match screen's card shows it (issue 16).
+        self.opponent_name = "".join(ch for ch in start.opponent_name if ch.isprintable())
         self.started_at = start.started
         self._clock = clock
         self._send = send

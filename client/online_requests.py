@@ -126,20 +126,24 @@ class Requests:
         self.session.busy = "peek"
         self.send(lambda rid: Peek(code, rid), on_ok=self._answered)
 
-    def create_room(self) -> None:
+    def create_room(self, *, listed: bool = False) -> None:
+        """Create a room with this player's name; ``listed``: LAN discovery names it while it waits
+        (the room of *Host a game*; PROTOCOL.md §12)."""
         if not self._can_store():
             return
         self.session.busy = "create"
         seed = self.session.services.client_seed()
-        self.send(lambda rid: CreateRoom(client_seed=seed, id=rid), on_ok=self._answered)
+        name = self.session.player_name
+        self.send(lambda rid: CreateRoom(name=name, client_seed=seed, id=rid, listed=listed), on_ok=self._answered)
 
     def join(self, code: str) -> None:
-        """O1: only this seats anyone (opening a link only peeks)."""
+        """O1: only this seats anyone (opening a link only peeks). The player's name goes along."""
         if not self._can_store():
             return
         self.session.busy = "join"
         seed = self.session.services.client_seed()
-        self.send(lambda rid: Join(code, client_seed=seed, id=rid), on_ok=self._answered)
+        name = self.session.player_name
+        self.send(lambda rid: Join(code, name=name, client_seed=seed, id=rid), on_ok=self._answered)
 
     def ready(self, ready: bool = True) -> None:
         # The seed is sent after the room's next_commitment was seen (R1).

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -30,7 +31,7 @@ from mineduel.shared.rules.engine import GameState, Phase
 class Rig:
     """An app on the online screen, connected to an in-process server, and a scripted opponent."""
 
-    def __init__(self, s: Shooter, *, tokens_ok: bool = True, referee: str | None = None) -> None:
+    def __init__(self, s: Shooter, *, tokens_ok: bool = True, referee: str | None = None, name: str | None = "Mina") -> None:
         from mineduel.client.online_client import FoundServer, HostInfo, OnlineServices
         from mineduel.client.scenes.online import OnlineScene
         from mineduel.client.tokens import TokenStore
@@ -50,6 +51,7 @@ class Rig:
                                        discover=lambda done: done(self.found), clipboard=lambda text: True,
                                        wall_clock=lambda: 1_700_000_000.0, client_seed=lambda: f"shot-{next(seeds)}")
         app = s.app
+        app.ctx.settings = replace(app.ctx.settings, player_name=name)  # asked once already (name_popup.py)
         app._online = self.services
         app.stack.close_popup()
         self.lobby = OnlineScene(app.ctx, on_play_cpu=lambda: app.stack.replace(app.game))
@@ -87,7 +89,7 @@ class Rig:
 
     def opponent_joins(self) -> None:
         self.peer = self.server.peer()
-        self.peer.send(type="join", room=self.client.room_code, name="", client_seed="peer-1")
+        self.peer.send(type="join", room=self.client.room_code, name="Jun", client_seed="peer-1")
         self.s.settle(0.3)
 
     def start_match(self) -> None:
@@ -197,7 +199,7 @@ def _server(s: Shooter) -> None:
     rig.click("server:192.168.1.5:47650")
     s.settle(0.3)
     rig.lobby.code_field.set_text("XYZ")
-    rig.lobby._join_typed("XYZ")
+    rig.lobby.seats.code_typed("XYZ")
     s.settle(0.3)
 
 

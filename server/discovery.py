@@ -1,19 +1,26 @@
-"""LAN discovery over UDP (docs/PROTOCOL.md, "LAN discovery").
+"""LAN discovery over UDP (docs/PROTOCOL.md §12, "LAN discovery").
 
 A client sends the datagram ``{"type":"discover","protocol":1}`` to the server's UDP port
 (broadcast ``255.255.255.255`` on a LAN, or any host directly); every server answers the
-sender with ``{"type":"server","protocol":1,"name":…,"version":…,"port":TCP,"open_rooms":N,"tls":B}``
-(and ``"pin"``, the certificate's SHA-256, when ``tls`` is true).
-Anything else (another ``protocol``, none, ``"1"``) is ignored (no reply, so the port cannot be
-used to amplify traffic: a reply is never more than a few times the request and only goes to a
-well-formed request's sender).
+sender with ``{"type":"server","protocol":1,"name":…,"version":…,"port":TCP,"open_rooms":N,"tls":B,
+"id":INSTANCE,"rooms":[{"room":CODE,"host":NAME},…]}`` (and ``"pin"``, the certificate's SHA-256,
+when ``tls`` is true). ``id`` names this start of the server (a client that hears it twice, over
+loopback and the LAN, lists it once); ``rooms`` are the rooms whose creator asked to be listed and
+that wait for a player, newest first, at most :data:`MAX_LISTED`.
+Anything else (another ``protocol``, none, ``"1"``) is ignored. The port cannot be used to amplify
+traffic: an answer is never longer than :data:`AMPLIFICATION` times the request (rooms that do not
+fit are left out; the rest is always sent) nor than :data:`MAX_REPLY` bytes, and only goes to a
+well-formed request's sender; a client that wants the rooms pads its request (a ``pad`` string) to
+:data:`REQUEST_SIZE` bytes.
 
-:func:`discover` is the client half; the game client reuses it.
+:func:`discover` is the client half (the game client reuses it); :func:`merge` keeps one answer per
+server.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,15 +29,40 @@ from twisted.internet.defer import Deferred
 from twisted.internet.protocol import DatagramProtocol
 from twisted.logger import Logger
 
-from mineduel.shared.wire import links, names
+from mineduel.shared.wire import codec, links, names
 
 log = Logger(namespace="mineduel.discovery")
 
-MAX_DATAGRAM = 512
+MAX_DATAGRAM = 512  # the longest request answered
+REQUEST_SIZE = 480  # what this client pads its request to, so that the rooms fit in the answer
+AMPLIFICATION = 3  # an answer is at most this many times its request ...
+MAX_REPLY = 1400  # ... and never more than this (one Ethernet frame)
+MAX_LISTED = 8  # rooms named in one answer
+INSTANCE = re.compile(r"[0-9a-f]{16}")
+NAME_MAX = 32  # a player's name (PROTOCOL.md §4)
 
 
-def request_datagram() -> bytes:
-    return json.dumps({"type": "discover", "protocol": names.PROTOCOL_VERSION}, separators=(",", ":")).encode()
+def request_datagram(*, pad: bool = True) -> bytes:
+    """The discover request; padded to :data:`REQUEST_SIZE` bytes, so that an answer may name rooms."""
+    base = {"type": "discover", "protocol": names.PROTOCOL_VERSION}
+    plain = json.dumps(base, separators=(",", ":")).encode()
+    if not pad:
+        return plain
+    filler = REQUEST_SIZE - len(plain) - len(',"pad":""')
+    return json.dumps({**base, "pad": " " * filler}, separators=(",", ":")).encode()
+
+
+def reply_datagram(answer: dict[str, Any], request_size: int) -> bytes:
+    """The answer as sent: UTF-8 JSON no longer than ``AMPLIFICATION × request_size`` (and
+    :data:`MAX_REPLY`), listed rooms dropped from the oldest until it fits; without any room it is
+    sent whatever its size (a few hundred bytes: what every server always answered)."""
+    budget = min(MAX_REPLY, AMPLIFICATION * request_size)
+    rooms = list(answer.get("rooms", ()))[:MAX_LISTED]
+    while True:
+        data = json.dumps({**answer, "rooms": rooms}, separators=(",", ":"), ensure_ascii=False).encode()
+        if len(data) <= budget or not rooms:
+            return data
+        rooms.pop()
 
 
 def is_discover_request(msg: object) -> bool:
@@ -64,7 +96,7 @@ class DiscoveryServer(DatagramProtocol):
             return
         reply = {"type": "server", "protocol": names.PROTOCOL_VERSION, **self.describe()}
         try:
-            self.transport.write(json.dumps(reply, separators=(",", ":")).encode(), addr)
+            self.transport.write(reply_datagram(reply, len(data)), addr)
         except OSError as exc:  # e.g. no route back
             log.warn("discovery reply to {addr} failed: {exc}", addr=addr, exc=exc)
 
@@ -81,6 +113,60 @@ class FoundServer:
     open_rooms: int
     tls: bool = False  # the advertised port speaks TLS ...
     pin: str | None = None  # ... with the certificate whose SHA-256 this is
+    instance: str | None = None  # this start of the server (16 hex digits), if it says
+    rooms: tuple[ListedRoom, ...] = ()  # rooms waiting for a player, newest first
+
+
+@dataclass(frozen=True)
+class ListedRoom:
+    """A room a discovery answer names: its code and its creator's name (may be empty)."""
+
+    room: str
+    host: str
+
+
+def listed_rooms(value: object) -> tuple[ListedRoom, ...]:
+    """The ``rooms`` of an answer, each checked on its own: a malformed entry is skipped, and no more
+    than :data:`MAX_LISTED` are read (anyone on the LAN may answer)."""
+    if not isinstance(value, list):
+        return ()
+    rooms = []
+    for entry in value[:MAX_LISTED]:
+        if not isinstance(entry, dict):
+            continue
+        name = entry.get("host", "")
+        if not isinstance(name, str) or len(name) > NAME_MAX or not name.isprintable():
+            continue
+        try:
+            code = codec.room_code(entry.get("room"))
+        except ValueError:
+            continue
+        rooms.append(ListedRoom(code, name))
+    return tuple(rooms)
+
+
+def _is_loopback(host: str) -> bool:
+    return host.startswith("127.") or host == "::1"
+
+
+def merge(answers: Sequence[FoundServer]) -> list[FoundServer]:
+    """One entry per server: answers with the same ``instance`` are one server (heard over loopback
+    and over the LAN); an answer without one (an older server) is merged by name and port only with
+    a loopback answer (this machine, heard twice). The non-loopback address is kept: it is the one
+    that works from another machine too. Sorted by host and port."""
+    kept: list[FoundServer] = []
+    for server in answers:
+        for i, other in enumerate(kept):
+            same = (server.instance is not None and server.instance == other.instance) or (
+                server.instance is None and other.instance is None and (server.name, server.port) == (other.name, other.port)
+                and (_is_loopback(server.host) or _is_loopback(other.host)))
+            if same:
+                if _is_loopback(other.host) and not _is_loopback(server.host):
+                    kept[i] = server
+                break
+        else:
+            kept.append(server)
+    return sorted(kept, key=lambda s: (s.host, s.port))
 
 
 class _Collector(DatagramProtocol):
@@ -94,6 +180,7 @@ class _Collector(DatagramProtocol):
                 return
             tls = msg.get("tls") is True
             pin = links.normalise_pin(str(msg["pin"])) if tls and msg.get("pin") is not None else None
+            instance = msg.get("id")
             server = FoundServer(
                 host=addr[0],
                 port=int(msg["port"]),
@@ -103,6 +190,8 @@ class _Collector(DatagramProtocol):
                 open_rooms=int(msg.get("open_rooms", 0)),
                 tls=tls,
                 pin=pin,
+                instance=instance if isinstance(instance, str) and INSTANCE.fullmatch(instance) else None,
+                rooms=listed_rooms(msg.get("rooms")),
             )
         except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
             return
@@ -118,7 +207,7 @@ def discover(
     """Ask every server on the LAN (and this machine) to answer; the answers after ``timeout``.
 
     Each target gets one request; send failures (no route, no broadcast permission) are
-    skipped, as TOOLCHAIN.md advises. Servers are listed by host and TCP port.
+    skipped, as TOOLCHAIN.md advises. One entry per server (:func:`merge`), by host and TCP port.
     """
     collector = _Collector()
     listening = reactor.listenUDP(0, collector)
@@ -132,7 +221,7 @@ def discover(
 
     def finish() -> None:
         listening.stopListening()
-        done.callback(sorted(collector.found.values(), key=lambda s: (s.host, s.port)))
+        done.callback(merge(list(collector.found.values())))
 
     reactor.callLater(timeout, finish)
     return done

@@ -71,6 +71,15 @@ class Lobby:
         """Rooms someone could join now (LAN discovery)."""
         return sum(1 for r in self.rooms.values() if len(r.seats) < 2 and r.status != "playing")
 
+    def listed_rooms(self, limit: int) -> list[tuple[str, str]]:
+        """Rooms LAN discovery names (PROTOCOL.md §12), newest first, at most ``limit``: ``(code, the
+        creator's name)`` of each room created ``listed`` whose one seat is connected, with no match
+        yet — never a full room, one in a match or one whose player is not there to play."""
+        waiting = [r for r in self.rooms.values()
+                   if r.listed and r.match is None and len(r.seats) == 1 and r.seats[0].peer is not None]
+        waiting.sort(key=lambda r: r.created, reverse=True)
+        return [(r.code, r.seats[0].name) for r in waiting[:limit]]
+
     def rooms_of(self, owner: str) -> tuple[int, int]:
         """The rooms an address created that still exist (pending ones too), and how many of
         them still wait for an opponent (a free seat, no match yet)."""
@@ -123,7 +132,8 @@ class Lobby:
             raise ProtocolError(ErrorCode.TOO_MANY_ROOMS, "the server has no room for more rooms")
         token = env.randbytes(32).hex()
         owner = self._owner(peer)
-        room = Room(code=self._new_code(env), created=env.now, next_seed=env.randbytes(32).hex(), owner=owner)
+        room = Room(code=self._new_code(env), created=env.now, next_seed=env.randbytes(32).hex(), owner=owner,
+                    listed=req.listed)
         seat = Seat(sid=0, token_hash=hash_token(token), name=req.name, seed=req.client_seed or "", owner=owner)
         room.seats.append(seat)
         room.next_sid = 1

@@ -84,7 +84,7 @@ class Persistence:
         room = Room(
             code=blob["code"], created=blob["created"], next_seed=blob["next_seed"],
             seats=[Seat(**s) for s in blob["seats"]], next_sid=blob["next_sid"], number=blob["number"],
-            owner=blob.get("owner", ""),
+            owner=blob.get("owner", ""), listed=blob.get("listed", False) is True,
         )
         if blob["match"] is not None:
             room.match = LiveMatch.from_blob(blob["match"], actions)

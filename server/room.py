@@ -76,6 +76,7 @@ class Room:
     match: LiveMatch | None = None
     call: IDelayedCall | None = None  # the room's one timer (armed by the shell only)
     owner: str = ""  # owner tag of the address that created it: its rooms are counted (server/limits.py)
+    listed: bool = False  # its creator asked LAN discovery to name it while it waits (PROTOCOL.md §12)
 
     # ----- queries -----------------------------------------------------------------------------
     @property
@@ -163,7 +164,7 @@ class Room:
         return {
             "v": BLOB_VERSION, "code": self.code, "created": self.created, "next_seed": self.next_seed,
             "next_sid": self.next_sid, "number": self.number, "seats": [s.to_blob() for s in self.seats],
-            "owner": self.owner,
+            "owner": self.owner, "listed": self.listed,
             "match": None if self.match is None else {**self.match.to_blob(), "seq": self.match.seq},
         }
 

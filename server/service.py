@@ -19,7 +19,7 @@ from twisted.python.failure import Failure
 from mineduel.server import descriptors
 from mineduel.server.commits import ThreadedWriter
 from mineduel.server.config import Config, default_db_path
-from mineduel.server.discovery import DiscoveryServer
+from mineduel.server.discovery import MAX_LISTED, DiscoveryServer
 from mineduel.server.match import RandBytes
 from mineduel.server.net import ListenerFactory, ServerFactory
 from mineduel.server.session import ServerCore
@@ -219,6 +219,7 @@ def start_server(
     first_pin = first_spec.pin
     udp = None
     if config.udp_port is not None:
+        instance = secrets.token_hex(8)  # one per start: a client lists it once (not randbytes: codes stay as seeded)
 
         def describe() -> dict[str, Any]:
             answer: dict[str, Any] = {
@@ -227,6 +228,8 @@ def start_server(
                 "port": bound_port(first),
                 "open_rooms": core.rooms.open_rooms(),
                 "tls": first_spec.tls,
+                "id": instance,
+                "rooms": [{"room": code, "host": name} for code, name in core.rooms.lobby.listed_rooms(MAX_LISTED)],
             }
             if first_pin is not None:
                 answer["pin"] = first_pin

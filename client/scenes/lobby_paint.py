@@ -8,6 +8,7 @@ which only drawing knows).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pygame
@@ -15,6 +16,7 @@ import pygame
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
 from mineduel.shared.wire import links
+from mineduel.shared.wire.messages import SeatInfo
 
 if TYPE_CHECKING:
     from mineduel.client.scenes.online import OnlineScene
@@ -24,11 +26,25 @@ LEFT, INNER = 8, 374
 TITLE_Y = 84
 
 
+def seal_text(commitment: str) -> str:
+    """The first 8 hex digits of a commitment in two groups of four (``"9a3f 07c1"``), or ``""``."""
+    head = commitment[:8].lower()
+    return f"{head[:4]} {head[4:]}" if len(head) == 8 else head
+
+
 def refereed_by_host(lobby: OnlineScene) -> bool:
     """The server was started by another player's game (``welcome`` says ``referee: "player"``): the
     joining player is told that the host's computer referees (issue 14). Not said to the host."""
     c = lobby.client
     return c is not None and lobby.hosting is None and c.welcome is not None and c.welcome.referee == "player"
+
+
+def seat_title(t: Callable[..., str], key: str, side: SeatInfo | None) -> str:
+    """A waiting-room seat's title: the name its player gave (mine marked *you*), else *You* / *Opponent*."""
+    name = "" if side is None else "".join(ch for ch in side.name if ch.isprintable())
+    if key == "me":
+        return t("friend.you_named", name=name) if name else t("status.you")
+    return name or t("status.opponent")
 
 
 class LobbyPainter:
@@ -41,13 +57,16 @@ class LobbyPainter:
         ctx = self.lobby.ctx
         t = ctx.t
         canvas.fill(palette.BACKGROUND, area)
-        blit_text(canvas, ctx.fonts, t("online.title"), 22, palette.INK, bold=True, midleft=(LEFT + 4, TITLE_Y))
+        title = t("friend.title") if self.lobby.page == "home" else t("online.title")
+        blit_text(canvas, ctx.fonts, title, 22, palette.INK, bold=True, midleft=(LEFT + 4, TITLE_Y))
         self._draw_address(canvas)
         page = self.lobby.page
         getattr(self, f"_draw_{page}")(canvas)
         for f in self.lobby.fields:
             f.draw(canvas, ctx.fonts, keyboard=ctx.keyboard)
         self.lobby.widgets.draw(canvas, ctx.fonts, area)
+        if page == "home":
+            self._lan_rows(canvas)
         notice = self.lobby.notice()
         y = self.lobby.ys.get("notice_y")
         if notice is not None and y is not None:
@@ -81,12 +100,26 @@ class LobbyPainter:
             canvas.blit(shapes.icon("warning", 20, palette.WARN), (warning.left + 14, warning.top + 14))
             blit_paragraph(canvas, self.lobby.ctx.fonts, t("online.token_unavailable"), 16, palette.INK,
                            pygame.Rect(warning.left + 42, warning.top + 14, INNER - 58, warning.height))
-        self._section(canvas, t("online.friends"), self.lobby.ys["friends_y"])
-        found_y = self.lobby.ys.get("found_y")
-        if found_y is not None and not self.lobby.found:
-            text = t("online.searching") if self.lobby.searching else t("online.no_games_found")
-            blit_text(canvas, self.lobby.ctx.fonts, text, 15, palette.INK_SOFT, midleft=(LEFT + 16, found_y + 12))
-        self._section(canvas, t("online.connect_to"), self.lobby.ys["connect_y"] - 2)
+        fonts = self.lobby.ctx.fonts
+        found_y = self.lobby.ys["found_y"]
+        title = t("friend.waiting_here")
+        size = fonts.fit_size(title, 15, INNER - 60, True)
+        blit_text(canvas, fonts, title, size, palette.INK_SOFT, bold=True, midleft=(LEFT + 4, found_y + 16))
+        empty_y = self.lobby.ys.get("empty_y")
+        if empty_y is not None:
+            text = t("friend.searching") if self.lobby.searching or self.lobby.found is None else t("friend.none_waiting")
+            rect = pygame.Rect(LEFT + 4, empty_y, INNER - 8, 44)
+            blit_paragraph(canvas, fonts, text, 14, palette.INK_FAINT, rect, max_lines=2)
+        self._section(canvas, t("friend.join_title"), self.lobby.ys["connect_y"])
+
+    def _lan_rows(self, canvas: pygame.Surface) -> None:
+        """Over each waiting room's button: its code, spaced (what the host reads out), at the right."""
+        fonts = self.lobby.ctx.fonts
+        for server, room, rect in self.lobby.entries:
+            text = " ".join((room.code[:3], room.code[3:])) if room is not None else f"{server.host}:{server.port}"
+            size = 16 if room is not None else 12
+            blit_text(canvas, fonts, text, size, palette.ME_LIGHT if room is not None else palette.INK_SOFT,
+                      bold=room is not None, midright=(rect.right - 14, rect.centery))
 
     def _draw_server(self, canvas: pygame.Surface) -> None:
         t = self.lobby.ctx.t
@@ -125,16 +158,24 @@ class LobbyPainter:
         spaced = " ".join(code)
         blit_text(canvas, fonts, spaced, 40, palette.PRIMARY, bold=True, center=center)
 
-    def _commitment(self, canvas: pygame.Surface, commitment: str, rect: pygame.Rect) -> None:
-        fonts = self.lobby.ctx.fonts
-        label = self.lobby.ctx.t("online.commitment")
-        size = fonts.fit_size(label, 13, rect.width, True)
-        blit_text(canvas, fonts, label, size, palette.INK_SOFT, bold=True, topleft=(rect.left, rect.top))
-        half = (len(commitment) + 1) // 2
-        for i, part in enumerate((commitment[:half], commitment[half:])):
-            if part:
-                blit_text(canvas, fonts, part, 13, palette.INK_FAINT if not commitment else palette.ME_LIGHT,
-                          topleft=(rect.left, rect.top + 22 + i * 18))
+    def _commitment(self, canvas: pygame.Surface, commitment: str, rect: pygame.Rect, copied: bool | None = None) -> None:
+        """The fairness commitment as a player reads it (issue 16 item 10): a *Fairness seal* with its
+        first 8 hex digits in two groups and one line saying what it is for; the whole value is
+        copied by the button beside it and shown in full by Verify after the match."""
+        ctx = self.lobby.ctx
+        fonts = ctx.fonts
+        label = ctx.t("friend.seal")
+        short = seal_text(commitment)
+        value_w = fonts.width(short, 17, True) if short else 0
+        size = fonts.fit_size(label, 14, rect.width - value_w - 16, True)
+        canvas.blit(shapes.icon("check", 16, palette.GOOD if commitment else palette.INK_FAINT), (rect.left, rect.top + 2))
+        blit_text(canvas, fonts, label, size, palette.INK, bold=True, midleft=(rect.left + 22, rect.top + 10))
+        if short:
+            blit_text(canvas, fonts, short, 17, palette.ME_LIGHT, bold=True,
+                      midleft=(rect.left + 22 + fonts.width(label, size, True) + 12, rect.top + 10))
+        hint = ctx.t("friend.seal_hint") if copied is None else ctx.t("friend.seal_copied" if copied else "online.copy_failed")
+        color = palette.INK_SOFT if copied is None else palette.GOOD if copied else palette.WARN
+        blit_paragraph(canvas, fonts, hint, 13, color, pygame.Rect(rect.left, rect.top + 26, rect.width, 36), max_lines=2)
 
     def _draw_waiting(self, canvas: pygame.Surface) -> None:
         t = self.lobby.ctx.t
@@ -151,9 +192,12 @@ class LobbyPainter:
         link = c.invite or ""
         size = fonts.fit_size(link, 14, card.width - 36)
         blit_text(canvas, fonts, link, size, palette.ME_LIGHT, midleft=(card.left + 18, y + 22))
-        if self.lobby.hosting:
-            blit_text(canvas, fonts, t("online.hosting", address=self.lobby.hosting), 13, palette.INK_SOFT,
-                      midleft=(card.left + 18, y + 48))
+        note_y = y + 40
+        for text, warn in self.lobby.host_notes():
+            h = paragraph_height(fonts, text, 13, card.width - 36)
+            blit_paragraph(canvas, fonts, text, 13, palette.WARN if warn else palette.INK_SOFT,
+                           pygame.Rect(card.left + 18, note_y, card.width - 36, h + 4))
+            note_y += h + 6
         if self.lobby.copied is not None:
             text = t("online.link_copied") if self.lobby.copied else t("online.copy_failed")
             color = palette.GOOD if self.lobby.copied else palette.WARN
@@ -169,8 +213,9 @@ class LobbyPainter:
             canvas.blit(shapes.rounded(rect.size, 16, palette.CARD, 1, palette.CARD_BORDER), rect)
             canvas.blit(shapes.circle(34, color if side else palette.CARD_RAISED), (rect.left + 10, rect.top + 10))
             canvas.blit(shapes.icon(badge, 22, palette.ON_ACCENT), (rect.left + 16, rect.top + 16))
-            name = t("status.you" if key == "me" else "status.opponent")
-            blit_text(canvas, fonts, name, 16, palette.INK, bold=True, midleft=(rect.left + 52, rect.top + 27))
+            name = seat_title(t, key, side)
+            size = fonts.fit_size(name, 16, rect.width - 60, True)
+            blit_text(canvas, fonts, name, size, palette.INK, bold=True, midleft=(rect.left + 52, rect.top + 27))
             if side is None:
                 blit_paragraph(canvas, fonts, t("online.state.empty"), 13, palette.INK_SOFT,
                                pygame.Rect(rect.left + 12, rect.top + 54, rect.width - 20, 40), max_lines=2)
@@ -195,7 +240,9 @@ class LobbyPainter:
         blit_text(canvas, fonts, status, size, palette.INK_SOFT, center=(W // 2, self.lobby.ys["status_y"] + 10))
         commit_rect = pygame.Rect(LEFT, self.lobby.ys["commit_y"], INNER, 84)
         canvas.blit(shapes.rounded(commit_rect.size, 14, palette.PANEL), commit_rect)
-        self._commitment(canvas, "" if room is None else room.next_commitment, commit_rect.inflate(-28, -20))
+        inner = pygame.Rect(commit_rect.left + 14, commit_rect.top + 12, commit_rect.width - 28 - 52, 64)
+        copied = self.lobby.seal_copied
+        self._commitment(canvas, "" if room is None else room.next_commitment, inner, copied)
         y = commit_rect.bottom + 10
         if refereed_by_host(self.lobby):
             y = self._referee(canvas, y) + 10

@@ -2,17 +2,24 @@
 
 One scene with pages chosen from the :class:`~mineduel.client.online_client.OnlineClient`'s state:
 
-* **home** — Host on this computer (a server inside this client), Find games on this network (UDP
-  discovery), Connect to… (``host:port``), Return to a stored room, Play vs CPU. When the session
-  token cannot be stored, online play is switched off and CPU play is offered instead (O16);
+* **home** — where *Play with a friend* lands (issue 16: two clicks to a friend): *Host a game*
+  (a server inside this client; one click seats the player in a listed room), the rooms waiting for
+  a player on this network (UDP discovery, scanned when the page opens and every
+  :data:`SCAN_EVERY` seconds; one click joins), *Join with a link or code* (one field: an invite
+  link, ``host:port`` and a code, ``host:port`` alone, or a code alone when one LAN server is
+  known), Return to a stored room, Play vs CPU. When the session token cannot be stored, online
+  play is switched off and CPU play is offered instead (O16);
 * **server** — connected: Create room, or a room code / pasted invite link and Join;
-* **room** — a room seen through a link (``peek``) with its Join button: opening a link never seats
-  anyone (O1);
-* **waiting** — the waiting room: the code, the invite link and Copy link, both seats with their
-  connection and ready state, Ready, the fairness commitment of the next match (R1), on a server
+* **room** — a room seen through a link (``peek``) with its Join button, focused (Enter or one click
+  joins): opening a link never seats anyone (O1);
+* **waiting** — the waiting room: the code, the invite link and Copy link (a hosted game: the other
+  addresses of this machine too, or the note that only loopback exists), both seats with their
+  names, connection and ready state, Ready, the fairness seal (the commitment of the next match,
+  R1), on a server
   another player's game hosts the sentence that the host's computer referees, Leave;
 * **connecting / reconnecting / error** — what is happening, and always a way back.
 
+Taking a seat (host, join) first asks the player's name once (``name_popup.py``), then goes on.
 A language selector sits at the top of every page (U5: with nothing saved the screen is Korean).
 The session itself is the app's: the frame loop pumps it, and this scene reads its frozen
 ``SessionSnapshot``, rebuilding a page only when the snapshot changed — and never while the match
@@ -34,18 +41,19 @@ from typing import Any
 import pygame
 
 from mineduel.client.i18n import native_name
-from mineduel.client.online_client import Conn, FoundServer, OnlineClient, OnlineServices, SessionSnapshot
+from mineduel.client.online_client import Conn, FoundServer, HostInfo, LanRoom, OnlineClient, OnlineServices, SessionSnapshot
 from mineduel.client.scenes.base import Context, Scene
 from mineduel.client.scenes.game import GameScene
 from mineduel.client.scenes.lobby_paint import LobbyPainter
+from mineduel.client.scenes.lobby_seats import Seats, lan_entries
 from mineduel.client.tokens import SavedSession, TokenStore
 from mineduel.client.ui import palette
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind, TextEvent
 from mineduel.client.ui.text import paragraph_height
 from mineduel.client.ui.textfield import TextField
 from mineduel.client.ui.widgets import Button, WidgetGroup
-from mineduel.shared.wire import codec, links
-from mineduel.shared.wire.names import DEFAULT_PORT, INVITE_SCHEME, INVITE_SCHEME_TLS, PROTOCOL_VERSION, ROOM_CODE_ALPHABET
+from mineduel.shared.wire import links
+from mineduel.shared.wire.names import INVITE_SCHEME, ROOM_CODE_ALPHABET
 
 log = logging.getLogger(__name__)
 
@@ -58,39 +66,6 @@ CODE_CHARS = frozenset(ROOM_CODE_ALPHABET + ROOM_CODE_ALPHABET.lower() + "0o1il"
 ADDRESS_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]_")
 LINK_CHARS = ADDRESS_CHARS | frozenset("/?=")  # "?pin=" on TLS links
 RETRYABLE = ("online.server_unreachable", "online.connection_lost", "online.server_closed")  # errors with Retry
-
-
-def _is_link(text: str) -> bool:
-    """``mineduel://…`` or ``mineduels://…`` (TLS)."""
-    return text.strip().startswith((INVITE_SCHEME + "://", INVITE_SCHEME_TLS + "://"))
-
-
-def parse_address(text: str) -> tuple[str, int] | None:
-    """``host``, ``host:port`` or ``[v6]:port`` → (host, port); the default port when none is given."""
-    text = text.strip()
-    if not text:
-        return None
-    if text.startswith("["):
-        end = text.find("]")
-        if end < 0:
-            return None
-        host, rest = text[1:end], text[end + 1 :]
-        port_text = rest[1:] if rest.startswith(":") else ("" if not rest else None)
-    elif text.count(":") == 1:
-        host, port_text = text.split(":")
-    elif ":" in text:
-        host, port_text = text, ""  # a bare IPv6 address
-    else:
-        host, port_text = text, ""
-    if port_text is None or not host:
-        return None
-    if port_text == "":
-        return host, DEFAULT_PORT
-    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        return None
-    return host, int(port_text)
-
-
 def pending_resume(data_dir: Path | None) -> SavedSession | None:
     """A stored seat whose match was running when the client stopped: resume it at start (O12)."""
     saved = TokenStore(data_dir).load()
@@ -169,33 +144,38 @@ class OnlineScene(Scene):
         self._join = join
         self._resume = resume
         self._on_play_cpu = on_play_cpu
-        self._services = services
+        self.services = services
         self.client: OnlineClient | None = None
         self.widgets = WidgetGroup(ctx.invalidate, lambda: self.ctx.keyboard)
         self.fields: list[TextField] = []
-        self.address_field = TextField(pygame.Rect(0, 0, 10, 52), lambda: self.ctx.t("online.address_placeholder"),
-                                       self._connect_typed, allowed=LINK_CHARS, max_len=200, name="address")
+        self.address_field = TextField(pygame.Rect(0, 0, 10, 52), lambda: self.ctx.t("friend.join_placeholder"),
+                                       self._connect_typed, allowed=LINK_CHARS | frozenset(" "), max_len=200, name="address")
         self.code_field = TextField(pygame.Rect(0, 0, 10, 52), lambda: self.ctx.t("online.enter_code"),
-                                    self._join_typed, allowed=LINK_CHARS, max_len=200, name="code")
+                                    lambda text: self.seats.code_typed(text), allowed=LINK_CHARS, max_len=200, name="code")
         self.tokens_ok = True
         self.saved: SavedSession | None = None
         self.found: list[FoundServer] | None = None
         self.searching = False
+        self.next_scan: float | None = None  # when the home page scans the LAN again
+        self.seal_copied: bool | None = None
         self.local_notice: tuple[str, dict[str, object]] | None = None
         self.copied: bool | None = None
         self.hosting: str | None = None
+        self.host_info: HostInfo | None = None  # the server this client started, once hosting
         self.page = ""
         self._seen: SessionSnapshot | None = None
         self._covered = False
         self.matches = OnlineMatchSession(self)
         self.painter = LobbyPainter(self)
+        self.seats = Seats(self)
         self.ys: dict[str, int] = {}  # where the page builder put things (rows) ...
         self.rects: dict[str, pygame.Rect] = {}  # ... and cards, for the painter
         self.rebuilds = 0  # pages built (a test counts them: a ping builds none)
+        self.entries: list[tuple[FoundServer, LanRoom | None, pygame.Rect]] = []  # the home page's LAN rows
 
     # ----- lifecycle ----------------------------------------------------------------------------------
     def enter(self) -> None:
-        services = self._services
+        services = self.services
         if services is None and self.ctx.online_services is not None:
             try:
                 services = self.ctx.online_services()
@@ -205,7 +185,7 @@ class OnlineScene(Scene):
             self.tokens_ok = False
             self.client = None
         else:
-            self._services = services
+            self.services = services
             opener = self.ctx.open_session
             self.client = opener(services) if opener is not None else OnlineClient(services, self.ctx.clock)
             self.tokens_ok = services.tokens.available()
@@ -214,6 +194,7 @@ class OnlineScene(Scene):
                 self.client.resume_saved(self._resume)
             elif self._join is not None:
                 self.open_link(self._join)
+            self.next_scan = self.ctx.clock()  # the home page scans at once
         self._rebuild()
 
     def leave(self) -> None:
@@ -262,6 +243,7 @@ class OnlineScene(Scene):
         self.hosting = None
         self.local_notice = None
         self.saved = client.services.tokens.load()
+        self.next_scan = self.ctx.clock()  # home again: scan the LAN at once
         self._rebuild()
 
     def open_link(self, link: str) -> None:
@@ -282,74 +264,29 @@ class OnlineScene(Scene):
         then = None if code is None else (lambda: client.requests.peek(code))
         client.connect(parsed.host, parsed.port, then=then, tls=parsed.tls, pin=parsed.pin)
 
-    def host_here(self) -> None:
-        services = self._services
-        if self.client is None or services is None or services.start_host is None:
-            return
-        try:
-            info = services.start_host()
-        except Exception:
-            log.exception("could not host")
-            self.local_notice = ("online.host_failed", {})
-            self._rebuild()
-            return
-        self.hosting = f"{info.public_host}:{info.port}"
-        self.client.connect("127.0.0.1", info.port, then=self.client.create_room)
-
-    def find_games(self) -> None:
-        services = self._services
-        if services is None or services.discover is None or self.searching:
-            return
-        self.searching = True
-        self.found = None
-
-        def done(found: list[FoundServer]) -> None:
-            self.searching = False
-            self.found = [s for s in found if s.protocol == PROTOCOL_VERSION]
-            self._rebuild()
-
-        services.discover(done)
-        self._rebuild()
-
     def connect_to(self, host: str, port: int, *, tls: bool = False, pin: str | None = None) -> None:
         assert self.client is not None
         self.local_notice = None
         self.client.connect(host, port, tls=tls, pin=pin)
 
     def _connect_typed(self, text: str) -> None:
-        if _is_link(text):
-            self.open_link(text)
-            return
-        address = parse_address(text)
-        if address is None:
-            self.local_notice = ("online.bad_address", {})
-            self._rebuild()
-            return
-        self.connect_to(*address)
-
-    def _join_typed(self, text: str) -> None:
-        """A room code joins at once; a pasted invite link shows the room first (O1)."""
-        client = self.client
-        if client is None:
-            return
-        text = text.strip()
-        if _is_link(text):
-            self.open_link(text)
-            return
-        try:
-            code = codec.room_code(text)
-        except ValueError:
-            self.local_notice = ("online.bad_code", {})
-            self._rebuild()
-            return
-        self.local_notice = None
-        client.requests.join(code)
+        """The home page's one field (Enter or its Join button): see :meth:`Seats.typed`."""
+        self.seats.typed(text)
 
     def copy_link(self) -> None:
         client = self.client
         if client is None or not client.invite:
             return
         self.copied = bool(client.services.clipboard(client.invite))
+        self._rebuild()
+
+    def copy_seal(self) -> None:
+        """The whole fairness commitment to the clipboard (the page shows its first 8 digits)."""
+        client = self.client
+        room = None if client is None else client.room
+        if client is None or room is None or not room.next_commitment:
+            return
+        self.seal_copied = bool(client.services.clipboard(room.next_commitment))
         self._rebuild()
 
     def resume_saved(self) -> None:
@@ -386,6 +323,24 @@ class OnlineScene(Scene):
                 return "room"
             return "server"
         return "home"
+
+    def host_notes(self) -> list[tuple[str, bool]]:
+        """Lines under a hosted game's link, ``(text, warning)``: where it is hosted, this machine's other
+        addresses (a friend on another network may need one), and the note when only loopback
+        exists — the friend must then be on this computer (lan_address.py)."""
+        if not self.hosting:
+            return []
+        t = self.ctx.t
+        notes = [(t("online.hosting", address=self.hosting), False)]
+        info = self.host_info
+        if info is None:
+            return notes
+        if info.only_loopback:
+            notes.append((t("friend.only_loopback"), True))
+        others = [links.invite_link(a, info.port, None)[len(INVITE_SCHEME) + 3:] for a in info.addresses[1:3]]
+        if others:
+            notes.append((t("friend.also_at", addresses=", ".join(others)), False))
+        return notes
 
     def notice(self) -> tuple[str, dict[str, object]] | None:
         if self.local_notice is not None:
@@ -430,6 +385,8 @@ class OnlineScene(Scene):
 
         self.ys = {}
         self.rects = {}
+        self.entries = []
+        focus_join = False
         if page == "home":
             if not self.tokens_ok:
                 text_h = paragraph_height(self.ctx.fonts, t("online.token_unavailable"), 16, INNER - 40)
@@ -438,27 +395,40 @@ class OnlineScene(Scene):
                                       self.play_cpu, style="primary", icon="cpu", name="play_cpu_main"))
                 y += text_h + 32 + 60 + 16
             enabled = self.tokens_ok and c is not None
-            self.ys["friends_y"] = y
-            y += 34
-            button(56, lambda: t("online.host_local"), self.host_here, style="primary", icon="online", name="host",
-                   enabled=enabled and c.services.start_host is not None if c else False, text_size=18)
-            button(52, lambda: t("online.find_lan"), self.find_games, icon="globe", icon_color=palette.ME_LIGHT, name="find",
-                   enabled=enabled and c.services.discover is not None if c else False)
-            if self.searching or self.found is not None:
-                self.ys["found_y"] = y
-                if self.found:
-                    for s in self.found[:3]:
-                        label = f"{s.name}  {s.host}:{s.port}  ({s.open_rooms})"
-                        button(46, partial(str, label), partial(self.connect_to, s.host, s.port, tls=s.tls, pin=s.pin),
-                               style="ghost", icon="online", icon_color=palette.ME_LIGHT, layout="list", text_size=14,
-                               name=f"server:{s.host}:{s.port}")
+            button(58, lambda: t("friend.host"), self.seats.host, style="primary", icon="online", name="host",
+                   enabled=enabled and c.services.start_host is not None if c else False, text_size=19)
+            y += 6
+            self.ys["found_y"] = y
+            can_scan = enabled and c is not None and c.services.discover is not None
+            buttons.append(Button(pygame.Rect(LEFT + INNER - 46, y - 6, 46, 44), lambda: "", self.seats.scan, style="ghost",
+                                  icon="restart", icon_color=palette.ME_LIGHT, radius=12, name="find",
+                                  enabled=can_scan and not self.searching))
+            y += 40
+            entries = lan_entries(self.found) if enabled else []
+            self.ys["list_y"] = y
+            for server, lan_room in entries:
+                if lan_room is not None:
+                    shown = lan_room.host_name
+                    label = t("friend.room_by", name=shown) if shown else t("friend.room_by_nobody")
+                    button(54, partial(str, label), partial(self.seats.join_listed, server, lan_room), style="secondary",
+                           icon="person", icon_color=palette.OPP, layout="list", text_size=16, name=f"room:{lan_room.code}")
                 else:
-                    y += 34
+                    label = f"{server.name}  ({server.open_rooms})"
+                    button(54, partial(str, label), partial(self.connect_to, server.host, server.port, tls=server.tls,
+                                                            pin=server.pin),
+                           style="ghost", icon="globe", icon_color=palette.ME_LIGHT, layout="list", text_size=15,
+                           name=f"server:{server.host}:{server.port}")
+            rows = buttons[len(buttons) - len(entries):]  # the entries' buttons, just added
+            self.entries = [(server, lan_room, b.rect) for (server, lan_room), b in zip(entries, rows, strict=True)]
+            if not entries:
+                self.ys["empty_y"] = y
+                y += 44
+            y += 6
             self.ys["connect_y"] = y
-            y += 30
-            self.address_field.rect = pygame.Rect(LEFT, y, INNER - 128, 52)
+            y += 32
+            self.address_field.rect = pygame.Rect(LEFT, y, INNER - 110, 52)
             self.fields.append(self.address_field)
-            buttons.append(Button(pygame.Rect(LEFT + INNER - 118, y, 118, 52), lambda: t("online.connect"),
+            buttons.append(Button(pygame.Rect(LEFT + INNER - 100, y, 100, 52), lambda: t("online.join"),
                                   lambda: self._connect_typed(self.address_field.text), name="connect", enabled=enabled))
             y += 62
             if self.saved is not None and enabled:
@@ -471,14 +441,14 @@ class OnlineScene(Scene):
         elif page == "server":
             self.ys["info_y"] = y
             y += 34
-            button(56, lambda: t("online.create_room"), c.create_room if c else (lambda: None), style="primary", icon="grid",
+            button(56, lambda: t("online.create_room"), self.seats.create, style="primary", icon="grid",
                    name="create", enabled=self.tokens_ok and c is not None and c.busy is None, text_size=18)
             self.ys["code_y"] = y + 4
             y += 34
             self.code_field.rect = pygame.Rect(LEFT, y, INNER - 128, 52)
             self.fields.append(self.code_field)
             buttons.append(Button(pygame.Rect(LEFT + INNER - 118, y, 118, 52), lambda: t("online.join"),
-                                  lambda: self._join_typed(self.code_field.text), style="primary", name="join_code",
+                                  lambda: self.seats.code_typed(self.code_field.text), style="primary", name="join_code",
                                   enabled=self.tokens_ok and c is not None and c.busy is None))
             y += 62
             self.ys["notice_y"] = y
@@ -489,12 +459,15 @@ class OnlineScene(Scene):
             y += 250 + 14
             room = None if info is None else info.room
             can_join = bool(info and info.open) and self.tokens_ok and c is not None and c.busy is None
-            button(56, lambda: t("online.join"), partial(c.requests.join, room) if c and room else (lambda: None),
+            button(56, lambda: t("online.join"), partial(self.seats.join, room) if c and room else (lambda: None),
                    style="primary", icon="person", name="join", enabled=can_join, text_size=18)
+            focus_join = can_join
             self.ys["notice_y"] = y
             buttons.append(Button(bottom, lambda: t("action.back"), self.back, style="ghost", icon="back", name="room_back"))
         elif page == "waiting":
-            self.rects["code_card"] = pygame.Rect(LEFT, y, INNER, 178 if self.hosting else 156)
+            notes = self.host_notes()
+            notes_h = sum(paragraph_height(self.ctx.fonts, text, 13, INNER - 36) + 6 for text, _warn in notes)
+            self.rects["code_card"] = pygame.Rect(LEFT, y, INNER, 152 + notes_h + (8 if notes else 0))
             card = self.rects["code_card"]
             buttons.append(Button(pygame.Rect(card.right - 14 - 150, card.top + 14, 150, 46), lambda: t("online.copy_link"),
                                   self.copy_link, icon="export", icon_color=palette.ME_LIGHT, name="copy", text_size=15))
@@ -510,6 +483,9 @@ class OnlineScene(Scene):
             self.ys["status_y"] = y
             y += 34
             self.ys["commit_y"] = y
+            if c is not None and c.room is not None and c.room.next_commitment:
+                buttons.append(Button(pygame.Rect(LEFT + INNER - 10 - 44, y + 6, 44, 44), lambda: "", self.copy_seal,
+                                      style="ghost", icon="export", icon_color=palette.ME_LIGHT, radius=12, name="copy_seal"))
             buttons.append(Button(bottom, lambda: t("online.leave"), c.requests.leave if c else (lambda: None), style="ghost",
                                   icon="quit", icon_color=palette.OPP, name="leave"))
         elif page in ("connecting", "reconnecting"):
@@ -525,6 +501,8 @@ class OnlineScene(Scene):
                                   name="to_menu"))
         del full
         self.widgets.set(buttons)
+        if focus_join and self.widgets.focused() is None:
+            self.widgets.focus_name("join")  # a clicked link lands here: Enter or one click joins
         self.ctx.invalidate(None)
 
     # ----- the frame -------------------------------------------------------------------------------------------
@@ -538,16 +516,21 @@ class OnlineScene(Scene):
         self.matches.follow(client)
         if self._covered:
             return  # rebuilt when uncovered (SceneStack.pop relayouts the new top)
+        if self.page == "home" and self.next_scan is not None and now >= self.next_scan and not self.searching:
+            self.next_scan = None  # set again when the answers are in
+            self.seats.scan()
         snapshot = client.view.snapshot()
         if snapshot != self._seen or self._page_for_state() != self.page:
             if self.page != "waiting" or self._page_for_state() != "waiting":
-                self.copied = None
+                self.copied = self.seal_copied = None
             self._rebuild()
 
     def next_wakeup(self, now: float) -> float | None:
         if self.client is None:
             return None
         wake = self.client.next_wakeup()
+        if self.page == "home" and self.next_scan is not None and not self._covered:
+            wake = self.next_scan if wake is None else min(wake, self.next_scan)
         if self.searching or self.client.conn in (Conn.CONNECTING, Conn.RECONNECTING) or self.client.busy:
             wake = min(wake or now + 0.1, now + 0.1)
         return wake

@@ -249,7 +249,10 @@ def parse_request(kind: ClientType, msg: Mapping[str, Any]) -> m.ClientMessage:
     if kind is ClientType.BYE:
         return m.Bye()
     if kind is ClientType.CREATE:
-        return m.CreateRoom(player_name(msg), client_seed(msg), rid)
+        listed = msg.get("listed", False)
+        if not isinstance(listed, bool):
+            raise bad("'listed' must be true or false")
+        return m.CreateRoom(player_name(msg), client_seed(msg), rid, listed)
     if kind is ClientType.PEEK:
         return m.Peek(msg.get("room"), rid)
     if kind is ClientType.JOIN:

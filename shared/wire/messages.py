@@ -1021,11 +1021,14 @@ class CreateRoom:
     name: str = ""
     client_seed: str | None = None
     id: RequestId | None = None
+    listed: bool = False  # LAN discovery names the room while it waits for a player (PROTOCOL.md §12)
 
     def wire(self) -> Json:
         out: Json = {"type": "create_room", "name": self.name}
         if self.client_seed is not None:
             out["client_seed"] = self.client_seed
+        if self.listed:
+            out["listed"] = True
         return _with_id(out, self.id)
 
 

@@ -4,6 +4,7 @@ says, in one sentence, that the host's computer referees; a dedicated server say
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from support.inprocess import InProcessServer
@@ -22,6 +23,7 @@ def _lobby_joining(tmp_path: Path, srv: InProcessServer):
     code = peer.send(type="create_room", client_seed="p")[0]["room"]
     services = OnlineServices(connect=srv.connector(), tokens=TokenStore(tmp_path / "t"))
     d = Driver(tmp_path, language="en", join=f"mineduel://127.0.0.1:47650/join/{code}", online_services=lambda: services)
+    d.app.ctx.settings = replace(d.app.ctx.settings, player_name="Tester")  # named already (name_popup.py)
     lobby = d.app.stack.top
     assert isinstance(lobby, OnlineScene)
     d.frame()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import time
+from dataclasses import replace
 
 import pygame
 import pytest
@@ -73,6 +74,7 @@ class Client:
         self.server = server
         self.services = OnlineServices(connect=tcp_connector(_reactor()), tokens=TokenStore(folder))
         self.d = Driver(folder, language="en", join=join, online_services=lambda: self.services)
+        self.d.app.ctx.settings = replace(self.d.app.ctx.settings, player_name="Tester")  # named already (name_popup.py)
 
     @property
     def app(self):

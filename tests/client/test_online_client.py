@@ -7,6 +7,8 @@ driven one frame at a time with posted pygame events, exactly as the players' cl
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pygame
 import pytest
 import pytest_twisted
@@ -20,8 +22,9 @@ from mineduel.client.online_client import Conn, OnlineServices
 from mineduel.client.online_match import OnlineMatch
 from mineduel.client.scenes.game import GameScene as OnlineGameScene
 from mineduel.client.scenes.lobby_paint import refereed_by_host
+from mineduel.client.scenes.lobby_seats import parse_address
 from mineduel.client.scenes.match_panels import VerifyPopup
-from mineduel.client.scenes.online import OnlineScene, parse_address
+from mineduel.client.scenes.online import OnlineScene
 from mineduel.client.tokens import SavedSession, TokenStore
 from mineduel.server.config import Config
 from mineduel.server.service import start_server
@@ -86,6 +89,7 @@ class Player:
         self.folder.mkdir(exist_ok=True)
         self.services = services_for(self.folder, **extra)
         self.d = Driver(self.folder, language=language, join=join, online_services=lambda: self.services)
+        self.d.app.ctx.settings = replace(self.d.app.ctx.settings, player_name="Tester")  # named already (name_popup.py)
 
     @property
     def app(self):
@@ -372,15 +376,13 @@ async def test_host_on_this_computer_and_find_it_on_the_network(tmp_path):
         udp_port = hosted["info"].udp_port
         assert udp_port is not None
         b = Player(tmp_path, "b", discover=discover_servers(_reactor(), port=udp_port, timeout=0.1, targets=("127.0.0.1",)))
-        b.open_online()
-        b.click("find")
+        b.open_online()  # the home page scans the LAN by itself (issue 16: one click on the room joins)
         await pump(lambda: b.lobby.found, a, b, limit=300, delay=0.01)
-        name = f"server:127.0.0.1:{hosted['info'].port}"
-        b.click(name)
-        await pump(lambda: b.lobby.page == "server", a, b)
-        b.type_into(b.lobby.code_field, a.client.room_code.lower())
-        b.click("join_code")
+        (found,) = b.lobby.found
+        assert [(r.code, r.host_name) for r in found.rooms] == [(a.client.room_code, "Tester")]  # listed, with the name
+        b.click(f"room:{a.client.room_code}")
         await pump(lambda: b.lobby.page == "waiting" and a.client.room is not None and a.client.room.opponent is not None, a, b)
+        assert a.client.room.opponent.name == "Tester" and b.client.room.opponent.name == "Tester"
         # Issue 14: the hosted server says a player referees; the joining player is told, the host is not.
         assert b.client.welcome.referee == "player" and refereed_by_host(b.lobby)
         assert not refereed_by_host(a.lobby)
@@ -462,6 +464,7 @@ def test_language_changes_keep_the_match_and_the_rematch_agreement(tmp_path):
     peer = srv.peer()
     code = peer.send(type="create_room", client_seed="p")[0]["room"]
     d = Driver(tmp_path, join=f"mineduel://127.0.0.1:47650/join/{code}", online_services=lambda: services)
+    d.app.ctx.settings = replace(d.app.ctx.settings, player_name="Tester")  # named already (name_popup.py)
     try:
         scene = d.app.stack.top
         assert isinstance(scene, OnlineScene) and d.app.ctx.tr.language == "ko"
@@ -548,6 +551,7 @@ def test_five_pings_repaint_no_pixel_and_rebuild_no_hidden_page(tmp_path):
     peer = srv.peer()
     code = peer.send(type="create_room", client_seed="p")[0]["room"]
     d = Driver(tmp_path, join=f"mineduel://127.0.0.1:47650/join/{code}", online_services=lambda: services)
+    d.app.ctx.settings = replace(d.app.ctx.settings, player_name="Tester")  # named already (name_popup.py)
     try:
         lobby = d.app.stack.top
         assert isinstance(lobby, OnlineScene)

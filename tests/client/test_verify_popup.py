@@ -4,6 +4,8 @@ record or witness and a verifier problem each give a clear message on screen, ne
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from support.client_driver import Driver
 from support.inprocess import InProcessServer
@@ -28,6 +30,7 @@ class Played:
         services = OnlineServices(connect=self.srv.connector(), tokens=TokenStore(tmp_path / "data"), witnesses=witnesses)
         self.d = Driver(tmp_path, language=language, join=f"mineduel://127.0.0.1:47650/join/{code}",
                         online_services=lambda: services)
+        self.d.app.ctx.settings = replace(self.d.app.ctx.settings, player_name="Tester")  # named already (name_popup.py)
         lobby = self.d.app.stack.top
         assert isinstance(lobby, OnlineScene)
         self.lobby = lobby

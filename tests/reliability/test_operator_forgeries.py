@@ -24,7 +24,7 @@ import copy
 import itertools
 import json
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +112,7 @@ class Player:
         sent = itertools.count()
         self.services.client_seed = lambda: f"{name}-seed-{next(sent)}"  # R1 seeds, deterministic
         self.d = Driver(self.folder, language="en", join=join, online_services=lambda: self.services)
+        self.d.app.ctx.settings = replace(self.d.app.ctx.settings, player_name="Tester")  # named already (name_popup.py)
 
     @property
     def app(self) -> Any:
