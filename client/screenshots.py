@@ -366,3 +366,80 @@ def _deadline_warning(s: Shooter) -> None:
     rig.start_match()
     rig.play_until(turn=3)
     s.frame(15.6)  # 4.4 s left on the 20-second turn
+
+
+# ----- tutorial -----
+
+
+def _tutorial_at(s: Shooter, name: str) -> None:
+    """The tutorial at step ``name`` (a WATCH step: caught while the opponent moves)."""
+    from mineduel.client import tutorial_script
+    from mineduel.client.scenes.tutorial import TutorialScene
+
+    index = tutorial_script.step_index(name)
+    watch = tutorial_script.STEPS[index].kind is tutorial_script.Kind.WATCH
+    scene = TutorialScene(s.app.ctx, start=index - 1 if watch else index)
+    s.app.stack.close_popup()
+    s.app.stack.push(scene)
+    s.settle(0.6)
+    if watch:
+        scene._press("end_turn")
+        s.frame(0.7)  # AI6: the opponent's first move, 650 ms later
+        s.frame(0.2)
+    else:
+        s.settle(0.4)
+
+
+def _tutorial_shot(name: str) -> Callable[[Shooter], None]:
+    return lambda s: _tutorial_at(s, name)
+
+
+@shot("tutorial_offer")
+def _tutorial_offer(s: Shooter) -> None:
+    """The first launch, right after the language: Learn by playing / Skip."""
+    from mineduel.client.scenes.tutorial_offer import TutorialOfferPopup
+
+    s.app.stack.open_popup(TutorialOfferPopup(s.app.ctx, on_learn=lambda: None, on_skip=lambda: None))
+    s.settle(0.5)
+
+
+@shot("tutorial_offer_resume")
+def _tutorial_offer_resume(s: Shooter) -> None:
+    from mineduel.client import tutorial_script
+    from mineduel.client.scenes.tutorial_offer import TutorialOfferPopup
+
+    s.app.stack.open_popup(TutorialOfferPopup(s.app.ctx, on_learn=lambda: None, on_skip=lambda: None, resume_step=3,
+                                              steps=len(tutorial_script.STEPS)))
+    s.settle(0.5)
+
+
+for _n, _name in enumerate(("explore", "numbers", "plant", "flag", "end_turn", "watch", "explore_again", "overlap",
+                            "overlap_seen", "end_again", "watch_again", "ko", "reveal"), start=1):
+    shot(f"tutorial_step{_n:02d}_{_name}")(_tutorial_shot(_name))
+
+
+@shot("tutorial_refused")
+def _tutorial_refused(s: Shooter) -> None:
+    """A cell that is not the ringed one: nothing happens, the card says what to do."""
+    _tutorial_at(s, "explore")
+    s.click_cell(7, 0)
+    s.settle(0.5)
+
+
+@shot("tutorial_start_popup_friend")
+def _start_popup_friend(s: Shooter) -> None:
+    """The start popup: Start (CPU) beside Play with a friend, and the Tutorial."""
+    s.settle(0.5)
+
+
+@shot("tutorial_rules_illustrated")
+def _rules_illustrated(s: Shooter) -> None:
+    """The rules from the menu, scrolled to the overlap's and the flags' mini boards."""
+    s.start_from(MID_GAME)
+    s.key(s.pygame.K_ESCAPE)
+    s.click_button("menu.rules")
+    s.settle(0.5)
+    popup = s.app.stack.popup
+    assert popup is not None
+    popup.set_scroll(popup.scroll_limit() // 2)
+    s.settle(0.3)

@@ -23,7 +23,6 @@ PAD = 22
 BUTTON_H = 50
 TITLE_SIZE = 23
 BODY_SIZE = 15
-HINT_SIZE, HINT_GAP = 13, 4  # the first run's language hint, one line per language
 
 
 def _title(surface: pygame.Surface, ctx: Context, text: str, card: pygame.Rect, y: int, size: int = TITLE_SIZE) -> int:
@@ -231,7 +230,6 @@ class RulesPopup(Popup):
         y = self._body.bottom + 18
         inner = self.card.width - 2 * PAD
         left = self.card.left + PAD
-        half = (inner - 10) // 2
         buttons: list[Button] = []
         if self.on_start:
             self._difficulty_y = y
@@ -244,11 +242,11 @@ class RulesPopup(Popup):
                                       name=f"difficulty:{level}"))
             y += 56 + 16
             friend = self.on_friend is not None and ctx.allowed.online
-            start_w = half if friend else inner
+            start_w = (inner - 10) * 2 // 5 if friend else inner  # "Start" is short, "Play with a friend" is not
             buttons.append(Button(pygame.Rect(left, y, start_w, BUTTON_H), lambda: ctx.t("action.start"), self.start,
                                   style="primary", icon="cpu", text_size=18, name="start"))
             if friend:
-                buttons.append(Button(pygame.Rect(left + half + 10, y, inner - half - 10, BUTTON_H),
+                buttons.append(Button(pygame.Rect(left + start_w + 10, y, inner - start_w - 10, BUTTON_H),
                                       lambda: ctx.t("rules.play_friend"), self.friend, icon="person",
                                       icon_color=palette.OPP, text_size=16, name="friend"))
             y += BUTTON_H + 10
