@@ -53,6 +53,7 @@ from mineduel.client.scenes.match_paint import (
 )
 from mineduel.client.scenes.match_panels import MatchFlow, ResultPanel
 from mineduel.client.scenes.match_words import MatchWords, MessageLine
+from mineduel.client.sound_cues import MatchCues
 from mineduel.client.ui import palette
 from mineduel.client.ui.board import BoardView
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind
@@ -240,6 +241,7 @@ class GameScene(Scene):
         self._turn_key: tuple[Phase, int | None, bool] | None = None
         self._shown: tuple[object, ...] = ()
         self.words = MatchWords(self)
+        self.cues = MatchCues(ctx)  # the match's sounds (client/sound_cues.py)
         self.flow = MatchFlow(self)
         self.panel = ResultPanel(self)
         self.paint = MatchPainter(self)
@@ -276,6 +278,7 @@ class GameScene(Scene):
         self._result_due = None
         self._turn_key = None
         self.mode = "explore"
+        self.cues.reset()
         self.board.reset()
         self.controls.build()  # the full-width End turn again
         self._sync(self.ctx.clock())
@@ -337,6 +340,7 @@ class GameScene(Scene):
         if not self.input_open():
             if not self.my_turn():
                 self.line.say("refusal.not_your_turn", {}, "refusal")
+                self.cues.play("refused")
             return
         controller.submit(Action(controller.seat, MODE_ACTION[mode or self.mode], cell))
         self._drain()
@@ -385,6 +389,7 @@ class GameScene(Scene):
                 self.controls.build()  # View result (| Show everything)
                 self.flow.save_record()
                 self._result_due = now + RESULT_DELAY
+        self.cues.drained(events, me, self.board.view, controller.view())
         self.board.set_view(controller.view(), now)
         self._sync(now)
 
@@ -420,6 +425,7 @@ class GameScene(Scene):
         if controller is not None:
             controller.update()
             self._drain()
+        self.cues.update(now)
         self.line.update()  # a waiting message's turn (a refusal has been readable long enough)
         if self._result_due is not None and now >= self._result_due:
             self._result_due = None
@@ -449,6 +455,7 @@ class GameScene(Scene):
         assert controller is not None
         caps = controller.capabilities
         seconds = None if caps.deadline is None else caps.deadline.seconds_left()
+        self.cues.deadline(seconds, self.my_turn())
         # U6: my last WARN_SECONDS are unmistakable — the status line counts them down and my
         # seconds pill pulses in the warning colour (the tick is the sound cues' business).
         warn = None

@@ -344,6 +344,7 @@ class MatchFlow:
         resign = None if controller is None else controller.capabilities.resign
         running = scene.ended is None and controller is not None
         items = [MenuItem("menu.rules", "rules", self.open_rules), MenuItem("menu.language", "globe", self.open_language)]
+        items += [MenuItem("menu.tutorial", "explore", ctx.open_tutorial)] if scene.session.can_restart else []  # tutorial
         if scene.session.can_restart:
             items.append(MenuItem("action.restart", "restart", self.confirm_restart, enabled=controller is not None))
         else:
