@@ -458,3 +458,35 @@ def test_lang_does_not_replace_a_saved_choice(tmp_path):
         assert saved()["language"] == "en"
     finally:
         d.close()
+
+
+# --- punctuation by language ----------------------------------------------------------------------
+
+# Texts that show a format to type, where the ASCII colon is part of what the player enters.
+FORMAT_KEYS = {"online.address_placeholder", "friend.join_placeholder"}
+
+
+@pytest.mark.parametrize("code", ["ja", "zh-CN"])
+def test_japanese_and_chinese_use_full_width_punctuation(code):
+    """Next to kana or Han, punctuation is full-width (：（）！？、，。), never ASCII ``: ( ) ! ? , ;``;
+    ASCII stays only inside Latin runs (addresses, SHA3-256, bad_request)."""
+    wrong = []
+    for key, text in CATALOGS[code].items():
+        if key in FORMAT_KEYS:
+            continue
+        plain = re.sub(r"%\{\w+\}", "x", text)
+        for match in re.finditer(r"[:;!?,()]", plain):
+            around = plain[max(0, match.start() - 1): match.start()] + plain[match.end(): match.end() + 1]
+            if any(i18n.is_cjk(ch) for ch in around):
+                wrong.append((key, text))
+                break
+    assert wrong == []
+
+
+@pytest.mark.parametrize("code", ["ko", "en"])
+def test_korean_and_english_use_ascii_punctuation(code):
+    """No full-width forms (：！（）), ideographic 、。「」 or the SC face's full-width ’ “ · • … in
+    Korean or English."""
+    wrong = [(key, text) for key, text in CATALOGS[code].items()
+             if re.search(r"[\uff01-\uff5e\u3000-\u303f’‘“”·•…]", text)]
+    assert wrong == []

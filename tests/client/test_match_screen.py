@@ -532,7 +532,7 @@ def test_rounds_in_the_header_and_the_result_keeps_f3s_turns(d):
     assert isinstance(popup, ResultPopup) and popup.info.ended.turns == 36
     assert spy.inner.timing().turn == 36
     assert '"turns": 36' in spy.inner.record_text()
-    assert d.app.ctx.t("result.round_turn", rounds=round_of(36), turns=36) == "Round 18 · turn 36"
+    assert d.app.ctx.t("result.round_turn", rounds=round_of(36), turns=36) == "Round 18, turn 36"
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
