@@ -188,3 +188,48 @@ def test_window_icon_is_the_64_px_file() -> None:
     shipped = pygame.image.load(str(asset_path("icons", "mine-duel-64.png")))
     assert icon.get_size() == (64, 64)
     assert pygame.image.tobytes(icon, "RGBA") == pygame.image.tobytes(shipped, "RGBA")
+
+
+# ----- scripts/check_dist.py -----
+
+
+def _check_dist():
+    spec = importlib.util.spec_from_file_location("check_dist", ROOT / "scripts" / "check_dist.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_check_dist_finds_a_file_missing_from_either_archive(tmp_path: Path) -> None:
+    """A tree with a new data folder, archives built without it: both are reported, exit status 1."""
+    import tarfile
+    import zipfile
+
+    check_dist = _check_dist()
+    tree = tmp_path / "tree"
+    files = ["client/cli.py", "client/ui/new.py", "assets/icons/a.png", "LICENSE", "assets/fonts/OFL.txt", "docs/X.md"]
+    for name in files:
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree / name).write_text(name, encoding="utf-8")
+    wheel, sdist = tmp_path / "x-1-py3-none-any.whl", tmp_path / "x-1.tar.gz"
+    entry_points = "[console_scripts]\n" + "\n".join(check_dist.SCRIPTS) + "\n"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name in ("mineduel/client/cli.py", "mineduel/assets/fonts/OFL.txt"):
+            archive.writestr(name, "")
+        archive.writestr("x-1.dist-info/entry_points.txt", entry_points)
+        archive.writestr("x-1.dist-info/licenses/LICENSE", "")
+        archive.writestr("x-1.dist-info/licenses/assets/fonts/OFL.txt", "")
+    with tarfile.open(sdist, "w:gz") as archive:
+        for name in files:
+            if name != "docs/X.md":
+                archive.add(tree / name, arcname=f"x-1/{name}")
+    code = check_dist.main([str(wheel), str(sdist), "--root", str(tree)])
+    assert code == 1
+    problems = check_dist.wheel_problems(wheel, check_dist.tree_files(tree))
+    problems += check_dist.sdist_problems(sdist, check_dist.tree_files(tree))
+    assert sorted(problems) == [
+        "sdist: docs/X.md is missing",
+        "wheel: assets/icons/a.png is missing (expected mineduel/assets/icons/a.png)",
+        "wheel: client/ui/new.py is missing (expected mineduel/client/ui/new.py)",
+    ]
