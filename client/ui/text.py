@@ -2,8 +2,9 @@
 
 Every string drawn here comes from the catalogs (via the Translator) or is made of digits and
 ASCII symbols, all of which the subset font covers (tests check the catalogs against its cmap).
-Wrapping is :func:`mineduel.client.i18n.wrap` (spaces for English and Korean, between characters
-for Japanese and Chinese), measured with the real font and cached.
+Wrapping is :func:`mineduel.client.i18n.wrap` (spaces for English and Korean; between characters
+for Japanese and Chinese, with kinsoku and never a lone character on a paragraph's last line),
+measured with the real font and cached.
 """
 
 from __future__ import annotations
