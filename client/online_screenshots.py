@@ -461,3 +461,79 @@ def _verify_no_witness(s: Shooter) -> None:
 @shot("online_verify_malformed")
 def _verify_malformed(s: Shooter) -> None:
     _verify_with(s, _malformed)
+
+
+# ----- friend: two clicks to a friend (issue 16) -------------------------------------------------------
+
+
+def _lan_rig(s: Shooter, rooms: tuple[tuple[str, str], ...], **kw: Any) -> Rig:
+    """The landing page with ``rooms`` (creator names) listed by one LAN server, plus a dedicated
+    server naming none; each room is real (created listed on the in-process server)."""
+    from mineduel.client.online_client import FoundServer, LanRoom
+
+    rig = _rig(s, **kw)
+    listed = []
+    for name, seed in rooms:
+        peer = rig.server.peer()
+        code = peer.send(type="create_room", name=name, listed=True, client_seed=seed)[0]["room"]
+        listed.append(LanRoom(code, name))
+        rig.server.advance(30)
+    rig.found[:] = [FoundServer("192.168.1.23", 47650, "MINE DUEL (laptop)", len(listed), instance="5be1c0f2a9d3e847",
+                                rooms=tuple(reversed(listed))),
+                    FoundServer("192.168.1.40", 47650, "Club server", 3, instance="0c9d2e7f11aa4b3c")]
+    rig.click("find")
+    s.settle(0.3)
+    return rig
+
+
+@shot("friend_landing")
+def _friend_landing(s: Shooter) -> None:
+    """Where Play with a friend lands, nothing waiting yet: Host a game, the (empty) list, the field."""
+    rig = _rig(s)
+    rig.found[:] = []
+    rig.click("find")
+    s.settle(0.3)
+
+
+@shot("friend_lan_rooms")
+def _friend_lan_rooms(s: Shooter) -> None:
+    """Two rooms waiting on this network, with their hosts' names and codes; one click joins."""
+    _lan_rig(s, (("Ann", "a-1"), ("Jun", "j-1")))
+
+
+@shot("friend_name_popup")
+def _friend_name(s: Shooter) -> None:
+    """The first seat taken asks the player's name once (the OS user name suggested)."""
+    from mineduel.client.scenes.name_popup import NamePopup
+
+    rig = _lan_rig(s, (("Ann", "a-1"), ("Jun", "j-1")), name=None)
+    rig.click("host")
+    popup = s.app.stack.popup
+    assert isinstance(popup, NamePopup), "the name is asked before the first seat"
+    popup.field.set_text("Mina")
+    s.settle(0.5)
+
+
+@shot("friend_waiting_addresses")
+def _friend_addresses(s: Shooter) -> None:
+    """A hosted game on a machine with several addresses: the best in the link, the others below."""
+    from mineduel.client.online_client import HostInfo
+
+    rig = _rig(s)
+    rig.services.start_host = lambda: HostInfo(47650, "192.168.1.5", lambda: None, 47651,
+                                               ("192.168.1.5", "10.8.0.2", "fd00::2"))
+    rig.host()
+    rig.opponent_joins()
+    rig.click("copy_seal")
+    s.settle(0.3)
+
+
+@shot("friend_waiting_loopback")
+def _friend_loopback(s: Shooter) -> None:
+    """A hosted game on a machine with no network: the note that only this computer can join."""
+    from mineduel.client.online_client import HostInfo
+
+    rig = _rig(s)
+    rig.services.start_host = lambda: HostInfo(47650, "127.0.0.1", lambda: None, 47651, (), True)
+    rig.host()
+    s.settle(0.3)

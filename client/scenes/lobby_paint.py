@@ -151,7 +151,7 @@ class LobbyPainter:
         for i, line in enumerate(lines):
             blit_text(canvas, fonts, line, 16, palette.WARN if i == 2 else palette.INK, bold=i == 0, midleft=(card.left + 18, y))
             y += 26
-        self._commitment(canvas, info.commitment, pygame.Rect(card.left + 18, card.bottom - 68, card.width - 36, 60))
+        self._commitment(canvas, info.commitment, pygame.Rect(card.left + 18, card.bottom - 80, card.width - 36, 66))
 
     def _big_code(self, canvas: pygame.Surface, code: str, center: tuple[int, int]) -> None:
         fonts = self.lobby.ctx.fonts

@@ -455,8 +455,8 @@ class OnlineScene(Scene):
             buttons.append(Button(bottom, lambda: t("action.back"), self.back, style="ghost", icon="back", name="disconnect"))
         elif page == "room":
             info = c.room_info if c else None
-            self.rects["card"] = pygame.Rect(LEFT, y, INNER, 250)
-            y += 250 + 14
+            self.rects["card"] = pygame.Rect(LEFT, y, INNER, 262)  # three status lines, then the seal
+            y += 262 + 14
             room = None if info is None else info.room
             can_join = bool(info and info.open) and self.tokens_ok and c is not None and c.busy is None
             button(56, lambda: t("online.join"), partial(self.seats.join, room) if c and room else (lambda: None),

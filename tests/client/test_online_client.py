@@ -489,7 +489,8 @@ def test_language_changes_keep_the_match_and_the_rematch_agreement(tmp_path):
         d.click(d.to_window(game.widgets.by_name("language").rect.center))
         d.click(d.to_window(d.app.stack.popup.widgets.by_name("lang:en").rect.center))
         assert game.panel.open and scene.client.opponent.rematch_opponent and game.words.result_kind() == "win"
-        assert game.words.instruction() == "You win! - Your opponent resigned"
+        assert game.words.instruction() == "You win!"  # the reason is the status line's second line (2a793d9)
+        assert game.words.event_line() == ("Your opponent resigned", False)
     finally:
         d.close()
 
