@@ -324,6 +324,18 @@ class OnlineScene(Scene):
             return "server"
         return "home"
 
+    def _room_label(self, name: str) -> str:
+        """A LAN room's row: "<name>'s game", the name shortened ("...") to leave the code its room;
+        anyone on the LAN may answer discovery, so a name is never trusted to be short."""
+        t = self.ctx.t
+        if not name:
+            return t("friend.room_by_nobody")
+        label, shown = t("friend.room_by", name=name), name
+        while len(shown) > 1 and self.ctx.fonts.width(label, 16, True) > INNER - 56 - 110:
+            shown = shown[:-1]
+            label = t("friend.room_by", name=shown.rstrip() + "...")
+        return label
+
     def host_notes(self) -> list[tuple[str, bool]]:
         """Lines under a hosted game's link, ``(text, warning)``: where it is hosted, this machine's other
         addresses (a friend on another network may need one), and the note when only loopback
@@ -402,14 +414,13 @@ class OnlineScene(Scene):
             can_scan = enabled and c is not None and c.services.discover is not None
             buttons.append(Button(pygame.Rect(LEFT + INNER - 46, y - 6, 46, 44), lambda: "", self.seats.scan, style="ghost",
                                   icon="restart", icon_color=palette.ME_LIGHT, radius=12, name="find",
-                                  enabled=can_scan and not self.searching))
+                                  enabled=can_scan))  # pressed during a scan: nothing (the scan under way answers)
             y += 40
             entries = lan_entries(self.found) if enabled else []
             self.ys["list_y"] = y
             for server, lan_room in entries:
                 if lan_room is not None:
-                    shown = lan_room.host_name
-                    label = t("friend.room_by", name=shown) if shown else t("friend.room_by_nobody")
+                    label = self._room_label(lan_room.host_name)
                     button(54, partial(str, label), partial(self.seats.join_listed, server, lan_room), style="secondary",
                            icon="person", icon_color=palette.OPP, layout="list", text_size=16, name=f"room:{lan_room.code}")
                 else:

@@ -167,6 +167,16 @@ def test_rooms_are_listed_before_servers_and_at_most_four_rows(tmp_path, srv):
         f.close()
 
 
+def test_a_long_name_from_the_lan_is_shortened_to_leave_the_code_its_room(tmp_path, srv):
+    f = Friend(tmp_path, srv, found=[_lan("ABC234", "W" * 32)])
+    try:
+        f.click("friend")
+        label = f.lobby.widgets.by_name("room:ABC234").label()
+        assert label.endswith("...'s game") and f.d.app.ctx.fonts.width(label, 16, True) <= 374 - 56 - 110
+    finally:
+        f.close()
+
+
 def test_nothing_waiting_says_so(tmp_path, srv):
     f = Friend(tmp_path, srv)
     try:

@@ -239,6 +239,23 @@ async def test_discovery_over_udp_names_listed_rooms_and_the_instance(tmp_path):
         await handle.stop()
 
 
+@pytest_twisted.ensureDeferred
+async def test_a_server_heard_over_loopback_and_the_lan_is_listed_once(tmp_path):
+    """Issue 16 item 1: Find games listed this machine's server twice (127.0.0.1 and its LAN address)."""
+    from mineduel.client.lan_address import lan_addresses
+
+    v4 = [a for a in lan_addresses().addresses if ":" not in a]
+    if not v4:
+        pytest.skip("this machine has no IPv4 LAN address")
+    reactor = _reactor()
+    handle = start_server(reactor, Config(host="0.0.0.0", port=0, udp_port=0, db=str(tmp_path / "d.db"), name="Laptop"))
+    try:
+        found = await discover(reactor, handle.udp_port, 0.3, ("127.0.0.1", v4[0]))
+        assert [(s.host, s.port) for s in found] == [(v4[0], handle.port)]
+    finally:
+        await handle.stop()
+
+
 @pytest.mark.parametrize("value", [True, False])
 def test_create_room_listed_parses(value):
     from mineduel.shared.wire.codec import parse_request
