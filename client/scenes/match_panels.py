@@ -50,6 +50,7 @@ class OnlineRulesPopup(RulesPopup):
     rule_keys = ("rules.board", "rules.opening", "rules.turn", "rules.numbers", "rules.flags", "rules.lose",
                  "rules.score_online", "rules.deadline_online", "rules.keys")
     rule_icons = ("grid", "explore", "restart", "eye", "flag", "mine", "trophy", "warning", "menu")
+    offers_tutorial = False  # U7: the match's deadlines run on the server meanwhile (tutorial helper)
 
 
 @dataclass(frozen=True, slots=True)

@@ -198,6 +198,7 @@ class RulesPopup(Popup):
 
     rule_keys: tuple[str, ...] = RULE_KEYS  # the online screen shows its own rules (U7)
     rule_icons: tuple[str, ...] = RULE_ICONS
+    offers_tutorial = True  # not over an online match: its deadlines would run on meanwhile (U7)
 
     def __init__(self, ctx: Context, *, on_start: Callable[[str], None] | None = None, difficulty: str = "normal",
                  on_friend: Callable[[], None] | None = None) -> None:
@@ -220,7 +221,7 @@ class RulesPopup(Popup):
         self._rule_heights = [max(paragraph_height(ctx.fonts, ctx.t(k), BODY_SIZE, self._text_width(k)),
                                   MINI + 4 if k in ILLUSTRATIONS else 0) for k in self.rule_keys]
         self._content_h = sum(self._rule_heights) + 14 * (len(self.rule_keys) - 1)
-        footer = (34 + 56 + 16 if self.on_start else 0) + BUTTON_H + 10 + 44
+        footer = (34 + 56 + 16 if self.on_start else 0) + BUTTON_H + (10 + 44 if self.offers_tutorial else 0)
         header = 52
         wanted = PAD + header + self._content_h + 18 + footer + PAD
         self.set_card_height(min(wanted, self.max_card_height()))
@@ -249,14 +250,11 @@ class RulesPopup(Popup):
                 buttons.append(Button(pygame.Rect(left + start_w + 10, y, inner - start_w - 10, BUTTON_H),
                                       lambda: ctx.t("rules.play_friend"), self.friend, icon="person",
                                       icon_color=palette.OPP, text_size=16, name="friend"))
-            y += BUTTON_H + 10
-            buttons.append(Button(pygame.Rect(left, y, inner, 44), lambda: ctx.t("menu.tutorial"), self.tutorial,
-                                  style="ghost", icon="explore", icon_color=palette.PRIMARY, text_size=15, name="tutorial"))
         else:
             buttons.append(Button(pygame.Rect(left, y, inner, BUTTON_H), lambda: ctx.t("action.close"), self.close,
                                   name="close"))
-            y += BUTTON_H + 10
-            buttons.append(Button(pygame.Rect(left, y, inner, 44), lambda: ctx.t("menu.tutorial"), self.tutorial,
+        if self.offers_tutorial:
+            buttons.append(Button(pygame.Rect(left, y + BUTTON_H + 10, inner, 44), lambda: ctx.t("menu.tutorial"), self.tutorial,
                                   style="ghost", icon="explore", icon_color=palette.PRIMARY, text_size=15, name="tutorial"))
         self.widgets.set(buttons)
         if self.widgets.focus is None:

@@ -136,6 +136,8 @@ def test_keyboard_only_match(tmp_path):
             d.key(pygame.K_DOWN)  # 한국어 → 日本語 → English
         d.key(pygame.K_RETURN)
         assert app.translator.language == "en"
+        d.key(pygame.K_DOWN)  # the tutorial offer: from Learn by playing to Skip
+        d.key(pygame.K_RETURN)
         d.key(pygame.K_RETURN)  # Start (focused)
         assert app.game.controller is not None
         d.key(pygame.K_ESCAPE)

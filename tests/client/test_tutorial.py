@@ -361,3 +361,18 @@ def test_rules_say_what_numbers_overlaps_and_colours_mean(language):
     for key in ("rules.numbers_all", "rules.overlap", "rules.colors"):
         assert key in RULE_KEYS and key in ILLUSTRATIONS
         assert translate(key, language).strip()
+
+
+def test_no_tutorial_over_an_online_match(tmp_path):
+    """U7: the online rules offer no Tutorial (the match's deadlines would run on meanwhile)."""
+    from mineduel.client.scenes.match_panels import OnlineRulesPopup
+
+    d = Driver(tmp_path, language="en")
+    try:
+        d.app.stack.open_popup(OnlineRulesPopup(d.app.ctx))
+        names = [b.name for b in d.app.stack.popup.widgets.buttons]
+        assert "close" in names and "tutorial" not in names
+        d.app.stack.open_popup(RulesPopup(d.app.ctx))
+        assert "tutorial" in [b.name for b in d.app.stack.popup.widgets.buttons]
+    finally:
+        d.close()
