@@ -303,7 +303,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _show_everything(s: Shooter) -> None:
     """E2 after a CPU match: Show everything from the result popup — the CPU's mines, overlaps and
     each flag right or wrong, drawn as the online reveal (O13); the board's toggle is on."""
-    _loss(s)
+    s.start_from(MID_GAME, turn=9)
+    s.click_button("mode:flag")
+    s.click_cell(2, 0)  # my flag on a CPU mine: right
+    s.click_cell(1, 4)  # the CPU's mine (KO)
+    s.settle(1.5)
     s.click_button("show_everything")
     s.settle(0.5)
 

@@ -70,30 +70,28 @@ class ResultPopup(Popup):
         record_text, _ = self.info.record_line()
         self._record_h = paragraph_height(ctx.fonts, record_text, 12, inner) if record_text else 0
         top_h = 72 + 12 + 40 + 6 + self._detail_h + 18 + 64 + 18
-        buttons_h = BUTTON_H + 10 + BUTTON_H + (10 + 46 if self.on_export else 0)
+        extra = 46 + 10 if self.on_show_everything is not None else 0  # E2 after a CPU match: its own row
+        buttons_h = BUTTON_H + 10 + extra + BUTTON_H + (10 + 46 if self.on_export else 0)
         height = PAD + top_h + buttons_h + (12 + self._record_h if self._record_h else 0) + PAD
         self.set_card_height(height)
         y = self.card.top + PAD + top_h
         half = (inner - 10) // 2
         left = self.card.left + PAD
+        buttons = [Button(pygame.Rect(left, y, inner, BUTTON_H), lambda: ctx.t("action.view_board"), self.on_view_board,
+                          style="primary", icon="eye", text_size=18, name="view_board")]
         if self.on_show_everything is not None:
-            buttons = [
-                Button(pygame.Rect(left, y, half, BUTTON_H), lambda: ctx.t("action.view_board"), self.on_view_board,
-                       style="primary", icon="eye", text_size=17, name="view_board"),
-                Button(pygame.Rect(left + half + 10, y, inner - half - 10, BUTTON_H), lambda: ctx.t("result.show_everything"),
-                       self.on_show_everything, icon="mine", icon_color=palette.OPP, text_size=16, name="show_everything"),
-            ]
-        else:
-            buttons = [Button(pygame.Rect(left, y, inner, BUTTON_H), lambda: ctx.t("action.view_board"), self.on_view_board,
-                              style="primary", icon="eye", text_size=18, name="view_board")]
+            buttons.append(Button(pygame.Rect(left, y + BUTTON_H + 10, inner, 46), lambda: ctx.t("result.show_everything"),
+                                  self.on_show_everything, icon="mine", icon_color=palette.OPP, text_size=16,
+                                  name="show_everything"))
+        row = y + BUTTON_H + 10 + extra
         buttons += [
-            Button(pygame.Rect(left, y + BUTTON_H + 10, half, BUTTON_H), lambda: ctx.t("action.restart"), self.on_restart,
+            Button(pygame.Rect(left, row, half, BUTTON_H), lambda: ctx.t("action.restart"), self.on_restart,
                    icon="restart", icon_color=palette.ME_LIGHT, name="restart"),
-            Button(pygame.Rect(left + half + 10, y + BUTTON_H + 10, inner - half - 10, BUTTON_H), lambda: ctx.t("action.menu"),
+            Button(pygame.Rect(left + half + 10, row, inner - half - 10, BUTTON_H), lambda: ctx.t("action.menu"),
                    self.on_menu, icon="menu", icon_color=palette.ME_LIGHT, name="menu"),
         ]
         if self.on_export:
-            buttons.append(Button(pygame.Rect(left, y + 2 * (BUTTON_H + 10), inner, 46), lambda: ctx.t("result.export_copy"),
+            buttons.append(Button(pygame.Rect(left, row + BUTTON_H + 10, inner, 46), lambda: ctx.t("result.export_copy"),
                                   self.on_export, style="ghost", icon="export", icon_color=palette.INK_SOFT, text_size=15,
                                   name="export"))
         self._record_y = y + buttons_h + 12

@@ -580,3 +580,30 @@ def test_only_legal_cells_in_the_phase_modes():
     assert view.targets(ActionType.EXPLORE) == 0 and view.targets(ActionType.PLANT) != 0
     assert list(cells(view.targets(ActionType.UNFLAG))) == sorted(cells(view.my_markers))
     assert from_ascii(MID_GAME, phase=Phase.END_WAIT).view(0).targets(ActionType.PLANT) == 0
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_result_and_after_the_end_buttons_are_tall_and_their_labels_fit(tmp_path, language):
+    """U4: the result popup's buttons (View board, Show everything, Restart, Menu, Export a copy) and
+    the board's View result | Show everything are at least 44 px tall and their labels fit without
+    shrinking more than a little, in every language."""
+    d = Driver(tmp_path, language=language)
+    try:
+        ko_loss(d)
+        groups = [("result", d.app.stack.popup.widgets)]
+        d.click_named("view_board")
+        groups.append(("board", d.app.game.widgets))
+        fonts = d.app.ctx.fonts
+        names = set()
+        for where, group in groups:
+            for button in group.buttons:
+                names.add(button.name)
+                assert button.rect.height >= 44, (where, button.name)
+                text = button.label()
+                if text:
+                    room = button.rect.width - 20 - (30 if button.icon else 0)
+                    size = fonts.fit_size(text, button.text_size, room, True)
+                    assert size >= button.text_size - 4, (language, where, button.name, text)
+        assert {"view_board", "show_everything", "restart", "menu", "export", "end_turn"} <= names
+    finally:
+        d.close()
