@@ -12,6 +12,11 @@ Each scenario runs in a fresh process (Twisted's reactor runs once per process),
   over the board every frame) at 60 fps: frame time median and p99, and CPU;
 * ``first-frame`` — process start (before the interpreter) to the first frame on the window.
 
+Sound is on (issue 16): the app's own ``MixerSounds`` on SDL's dummy audio driver, which mixes
+in its own thread just as a real device does. While animating, a cue is played every
+:data:`CUE_EVERY` seconds (all ten in turn, so every WAV is loaded and mixed); each run reports
+how many reached the mixer. ``--no-sound`` runs with the silent service instead, for comparison.
+
 Targets (the client issue): idle < 2 % of a core, animating <= 10 % of a core at 60 fps,
 frame p99 < 8 ms, first frame < 1.5 s.
 """
@@ -29,14 +34,27 @@ import time
 from pathlib import Path
 
 ENV = {"SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy", "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
+CUE_EVERY = 0.25  # seconds between sound cues while animating (a busy match: several per turn)
+SOUND = os.environ.get("MINEDUEL_BENCH_SOUND", "1") == "1"
 
 
 def _app(size: tuple[int, int], profile: Path):  # noqa: ANN202 - App
     from mineduel.client.app import App
 
     app = App(size=size, language="en", seed=7, profile_dir=profile)
+    if not SOUND:
+        from mineduel.client.sound import SilentSounds
+
+        app.ctx.sounds = SilentSounds()
     app.frame()
     return app
+
+
+def _sound_stats(app) -> dict:  # noqa: ANN001
+    import pygame
+
+    sounds = app.ctx.sounds
+    return {"sound": type(sounds).__name__, "mixer": pygame.mixer.get_init(), "cues_played": getattr(sounds, "played", 0)}
 
 
 def _start_mid_game(app) -> None:  # noqa: ANN001
@@ -92,12 +110,14 @@ def scenario_idle(seconds: float, size: tuple[int, int]) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         app = _app(size, Path(tmp))
         _start_mid_game(app)
-        return run_loop(app, seconds)
+        app.ctx.sounds.play("turn_start")  # as after a first move: the mixer (and SDL's audio thread) running
+        return {**run_loop(app, seconds), **_sound_stats(app)}
 
 
 def scenario_animate(seconds: float, size: tuple[int, int]) -> dict:
     import pygame
 
+    from mineduel.client.sound import CUES
     from mineduel.client.ui.board import HIGHLIGHT_TIME, NUMBER_TIME
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -106,7 +126,7 @@ def scenario_animate(seconds: float, size: tuple[int, int]) -> dict:
         board = app.game.board
         view = app.game.view()
         revealed = [c for c in range(64) if view.revealed >> c & 1]
-        state = {"highlight": 0.0, "numbers": 0.0, "i": 0}
+        state = {"highlight": 0.0, "numbers": 0.0, "i": 0, "cue": 0.0, "cues": 0}
         vp = app.viewport
 
         def feed() -> None:
@@ -118,6 +138,10 @@ def scenario_animate(seconds: float, size: tuple[int, int]) -> dict:
                 state["numbers"] = now
                 for k in range(3):
                     board.number_started[revealed[(state["i"] + 5 * k) % len(revealed)]] = now
+            if now - state["cue"] >= CUE_EVERY:
+                state["cue"] = now
+                app.ctx.sounds.play(CUES[state["cues"] % len(CUES)])
+                state["cues"] += 1
             state["i"] += 1
             # The pointer sweeps over the board: hover highlights change as it crosses cells.
             cell = state["i"] % 64
@@ -126,7 +150,7 @@ def scenario_animate(seconds: float, size: tuple[int, int]) -> dict:
             pos = (round(x * m.scale + m.offset[0]), round(y * m.scale + m.offset[1] - vp.scroll))
             pygame.event.post(pygame.event.Event(pygame.MOUSEMOTION, pos=pos, rel=(1, 0), buttons=(0, 0, 0)))
 
-        return run_loop(app, seconds, feed)
+        return {**run_loop(app, seconds, feed), **_sound_stats(app)}
 
 
 def scenario_first_frame() -> dict:
@@ -171,7 +195,10 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0, help="length of the idle and animate runs")
     parser.add_argument("--runs", type=int, default=5, help="first-frame runs (the median is reported)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--no-sound", action="store_true", help="the silent sound service instead of the mixer")
     args = parser.parse_args()
+    if args.no_sound:
+        os.environ["MINEDUEL_BENCH_SOUND"] = "0"  # read by the children
     results: dict[str, object] = {}
     firsts = []
     for _ in range(args.runs):

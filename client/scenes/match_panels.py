@@ -29,6 +29,7 @@ from mineduel.client.scenes.popups import (
     RulesPopup,
 )
 from mineduel.client.scenes.result_popup import ResultInfo, ResultPopup
+from mineduel.client.scenes.settings_popup import open_settings
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent
 from mineduel.client.ui.text import FontBook, blit_paragraph, blit_text, paragraph_height
@@ -345,6 +346,7 @@ class MatchFlow:
         resign = None if controller is None else controller.capabilities.resign
         running = scene.ended is None and controller is not None
         items = [MenuItem("menu.rules", "rules", self.open_rules), MenuItem("menu.language", "globe", self.open_language)]
+        items.append(MenuItem("menu.settings", "sound", lambda: open_settings(ctx, self.choose_language)))  # sound, name
         items += [MenuItem("menu.tutorial", "explore", ctx.open_tutorial)] if scene.session.can_restart else []  # tutorial
         if scene.session.can_restart:
             items.append(MenuItem("action.restart", "restart", self.confirm_restart, enabled=controller is not None))

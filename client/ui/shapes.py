@@ -267,6 +267,24 @@ def _person(big: pygame.Surface, s: float, color: Color) -> None:
     pygame.draw.ellipse(big, color, _box(s, 0.18, 0.56, 0.64, 0.5))
 
 
+def _sound(big: pygame.Surface, s: float, color: Color, muted: bool = False) -> None:
+    """A loudspeaker with two waves (the settings' sound), or with a cross when muted."""
+    body = [(s * 0.1, s * 0.36), (s * 0.3, s * 0.36), (s * 0.52, s * 0.14), (s * 0.52, s * 0.86), (s * 0.3, s * 0.64),
+            (s * 0.1, s * 0.64)]
+    pygame.draw.polygon(big, color, body)
+    w = max(3, round(s * 0.08))
+    if muted:
+        pygame.draw.line(big, color, (s * 0.64, s * 0.36), (s * 0.92, s * 0.64), w)
+        pygame.draw.line(big, color, (s * 0.64, s * 0.64), (s * 0.92, s * 0.36), w)
+        return
+    for r in (0.2, 0.36):
+        pygame.draw.arc(big, color, _box(s, 0.5 - r, 0.5 - r, 2 * r, 2 * r), -0.9, 0.9, w)
+
+
+def _sound_off(big: pygame.Surface, s: float, color: Color) -> None:
+    _sound(big, s, color, muted=True)
+
+
 ICONS = {
     "flag": _flag_pennant,
     "flag_opponent": _flag_swallowtail,
@@ -291,6 +309,8 @@ ICONS = {
     "quit": _quit,
     "cpu": _cpu,
     "person": _person,
+    "sound": _sound,
+    "sound_off": _sound_off,
 }
 
 
