@@ -387,9 +387,11 @@ def _tutorial_at(s: Shooter, name: str) -> None:
     s.app.stack.push(scene)
     s.settle(0.6)
     if watch:
-        scene._press("end_turn")
-        s.frame(0.7)  # AI6: the opponent's first move, 650 ms later
-        s.frame(0.2)
+        scene.press("end_turn")
+        s.frame(0.02)  # the step sees the turn ended and queues the opponent's moves
+        if name == "watch":
+            s.frame(0.7)  # AI6: the opponent's first move, 650 ms later
+        s.frame(0.2)  # (watch_again: before its one move, which ends the match)
     else:
         s.settle(0.4)
 

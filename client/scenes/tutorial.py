@@ -75,6 +75,230 @@ class TutorialSession:
         """No room."""
 
 
+class CoachCard:
+    """The coach card: step n/13, the step's sentences, a hint after a refused input, Skip and Next.
+
+    It sits at the top of what the window shows (over the header and the status line), or at the
+    bottom when the top would cover what the step points at.
+    """
+
+    def __init__(self, scene: TutorialScene) -> None:
+        self.scene = scene
+        self.ctx = scene.ctx
+        self.widgets = WidgetGroup(scene.ctx.invalidate, lambda: self.ctx.keyboard)
+        self.rect = pygame.Rect(8, 8, 374, 120)
+        self.hint: str | None = None
+        self.hint_at: float | None = None
+        self.pulse = -1
+        self.visible = self.ctx.visible()
+        self._text_y = self._hint_y = 0
+
+    def text(self) -> str:
+        return self.ctx.t(self.scene.step.text_key)
+
+    def layout(self) -> None:
+        ctx, scene = self.ctx, self.scene
+        visible = ctx.visible()
+        self.visible = visible.copy()
+        width = 374
+        inner = width - 2 * PAD
+        text_h = paragraph_height(ctx.fonts, self.text(), TEXT_SIZE, inner)
+        hint_h = paragraph_height(ctx.fonts, ctx.t(self.hint), HINT_SIZE, inner - 22) + 8 if self.hint else 0
+        last = scene.index + 1 >= len(script.STEPS)
+        has_next = scene.step.kind is Kind.NEXT
+        height = PAD + 44 + 6 + text_h + hint_h + (56 if has_next else 0) + PAD
+        avoid = [r for r in [scene.target_rect(), *scene.ring_rects()] if r is not None]
+        top = pygame.Rect(8, visible.top + 8, width, height)
+        if visible.top < STATUS.bottom and top.bottom < STATUS.bottom + 2:
+            grown = pygame.Rect(8, top.top, width, STATUS.bottom + 2 - top.top)  # covers the status line whole
+            if not any(grown.colliderect(r) for r in avoid):
+                top = grown
+        bottom = pygame.Rect(8, visible.bottom - 8 - height, width, height)
+        hides = any(top.colliderect(r) for r in avoid) and not any(bottom.colliderect(r) for r in avoid)
+        self.rect = card = bottom if hides else top
+        skip_w = min(180, max(96, ctx.fonts.width(ctx.t("tutorial.skip"), 14, True) + 28))
+        buttons = [Button(pygame.Rect(card.right - PAD + 6 - skip_w, card.top + 8, skip_w, 44), lambda: ctx.t("tutorial.skip"),
+                          scene.skip, style="ghost", text_size=14, name="tutorial.skip")]
+        if has_next:
+            label = "tutorial.finish" if last else "tutorial.next"
+            buttons.append(Button(pygame.Rect(card.right - PAD - 150, card.bottom - PAD - 46, 150, 46),
+                                  lambda: ctx.t(label), scene.next, style="primary", text_size=17, name="tutorial.next"))
+        self.widgets.set(buttons)
+        self._text_y = card.top + PAD + 44 + 6
+        self._hint_y = self._text_y + text_h + 8
+        ctx.invalidate(None)
+
+    def refuse(self, hint: str) -> None:
+        """Nothing happens; the card says what to do instead (and gives a little shake)."""
+        self.hint_at = self.ctx.clock()
+        if hint != self.hint:
+            self.hint = hint
+            self.layout()
+        self.ctx.invalidate(self.rect.inflate(16, 8))
+
+    def update(self, now: float) -> None:
+        if self.ctx.visible() != self.visible:  # the window scrolled or was resized
+            self.layout()
+        level = self.pulse_level(now)
+        if level != self.pulse:
+            self.pulse = level
+            for rect in self.pulse_rects():
+                self.ctx.invalidate(rect.inflate(8, 8))
+        if self.hint_at is not None:
+            if now - self.hint_at >= SHAKE_TIME:
+                self.hint_at = None
+            self.ctx.invalidate(self.rect.inflate(16, 8))
+
+    @staticmethod
+    def pulse_level(now: float) -> int:
+        phase = (now % PULSE_PERIOD) / PULSE_PERIOD
+        return round((0.5 - 0.5 * math.cos(phase * 2 * math.pi)) * (PULSE_LEVELS - 1))
+
+    def pulse_rects(self) -> list[pygame.Rect]:
+        """Where the pulsing ring goes: the one thing to touch."""
+        expected = self.scene.expected()
+        if expected is None:
+            return []
+        if expected[0] == "next":
+            return [self.widgets.by_name("tutorial.next").rect.inflate(10, 10)]
+        target = self.scene.target_rect()
+        return [] if target is None else [target.inflate(10, 10)]
+
+    def draw(self, canvas: pygame.Surface, area: pygame.Rect) -> None:
+        ctx = self.ctx
+        dx = 0
+        if self.hint_at is not None:
+            t = min(1.0, (ctx.clock() - self.hint_at) / SHAKE_TIME)
+            dx = round(math.sin(t * math.pi * 5) * 5 * (1 - t))
+        card = self.rect
+        canvas.blit(shapes.shadow(card.size, 18, palette.SHADOW, 80, 12), (card.x - 12, card.y - 8))
+        face = shapes.rounded(card.size, 18, palette.CARD, 2, palette.PRIMARY)
+        canvas.blit(face, card)
+        canvas.blit(face, card)  # twice: the smoothed edge leaves the face a hair short of opaque
+        inner = card.width - 2 * PAD
+        # The badge and the step count: "Tutorial 3/13".
+        canvas.blit(shapes.circle(30, palette.PRIMARY), (card.left + PAD, card.top + 15))
+        canvas.blit(shapes.icon("rules", 18, palette.INK_DARK), (card.left + PAD + 6, card.top + 21))
+        label = ctx.t("tutorial.progress", step=self.scene.index + 1, steps=len(script.STEPS))
+        skip = self.widgets.by_name("tutorial.skip").rect
+        size = ctx.fonts.fit_size(label, 15, skip.left - card.left - PAD - 46, True)
+        blit_text(canvas, ctx.fonts, label, size, palette.INK_SOFT, bold=True, midleft=(card.left + PAD + 40, card.top + 30))
+        blit_paragraph(canvas, ctx.fonts, self.text(), TEXT_SIZE, palette.INK,
+                       pygame.Rect(card.left + PAD, self._text_y, inner, card.bottom - self._text_y))
+        if self.hint:
+            x = card.left + PAD + dx
+            canvas.blit(shapes.icon("warning", 16, palette.PRIMARY), (x, self._hint_y + 1))
+            blit_paragraph(canvas, ctx.fonts, ctx.t(self.hint), HINT_SIZE, palette.PRIMARY,
+                           pygame.Rect(x + 22, self._hint_y, inner - 22, card.bottom - self._hint_y))
+        self.widgets.draw(canvas, ctx.fonts, area)
+
+
+class TutorialInput:
+    """What reaches the match screen: only the step's one input; everything else is refused gently."""
+
+    def __init__(self, scene: TutorialScene) -> None:
+        self.scene = scene
+        self._pressed: str | None = None  # what a press went down on: "pass" (forwarded), "refuse", or nothing
+
+    def refusal(self) -> str:
+        """The hint for an input that is not the step's."""
+        expected = self.scene.expected()
+        if expected is None:
+            return "tutorial.hint.wait"
+        kind = expected[0]
+        if kind == "next":
+            return "tutorial.hint.next"
+        if kind == "button":
+            return "tutorial.hint.button"
+        return "tutorial.hint.keys" if self.scene.ctx.keyboard else "tutorial.hint.cell"
+
+    def pointer(self, event: PointerEvent) -> bool:
+        scene = self.scene
+        card = scene.card
+        if card.widgets.handle(event):
+            return True
+        if event.kind is PointerKind.MOVE:
+            scene.game.process_event(event)  # hover only: a move does nothing else
+            return True
+        if event.kind is PointerKind.CANCEL:
+            self._pressed = None
+            scene.game.process_event(event)
+            return False
+        if event.kind is PointerKind.DOWN:
+            if card.rect.collidepoint(event.pos):
+                self._pressed = None
+            elif self._allowed_at(event.pos):
+                self._pressed = "pass"
+                scene.game.process_event(event)
+            else:
+                self._pressed = "refuse" if self._touchable(event.pos) else None
+            return True
+        pressed, self._pressed = self._pressed, None  # UP
+        if pressed == "pass":
+            scene.game.process_event(event)
+        elif pressed == "refuse":
+            card.refuse(self.refusal())
+        return True
+
+    def _touchable(self, pos: tuple[float, float]) -> bool:
+        """A cell or a button of the match screen (a press elsewhere is just ignored)."""
+        game = self.scene.game
+        return game.board.cell_at(pos) is not None or any(b.contains(pos) for b in game.widgets.buttons)
+
+    def _allowed_at(self, pos: tuple[float, float]) -> bool:
+        expected = self.scene.expected()
+        if expected is None:
+            return False
+        kind, what = expected
+        if kind == "cell":
+            return self.scene.game.board.cell_at(pos) == what
+        if kind == "button":
+            return bool(self.scene.game.widgets.by_name(str(what)).contains(pos))
+        return False
+
+    def key(self, event: KeyEvent) -> bool:
+        scene = self.scene
+        key, game, card = event.key, scene.game, scene.card
+        if key == pygame.K_ESCAPE:
+            scene.skip()
+            return True
+        if key == pygame.K_TAB:
+            card.widgets.handle(event)
+            scene.ctx.invalidate(card.rect.inflate(16, 16))
+            return True
+        if key in ARROW_KEYS:
+            card.widgets.clear_focus()
+            game.process_event(event)
+            return True
+        if key in ACT_KEYS and card.widgets.focused() is not None:
+            return card.widgets.handle(event)
+        expected = scene.expected()
+        kind, what = expected if expected is not None else ("", "")
+        step_cell = None if scene.step.action is None else scene.step.action.cell
+        if key in ACT_KEYS:
+            if kind == "next":
+                scene.next()
+            elif kind == "button":
+                scene.press(str(what))
+            elif kind == "cell" and game.focus_cell == what:
+                game.process_event(event)
+            else:
+                card.refuse(self.refusal() if kind != "cell" else "tutorial.hint.keys")
+        elif key == pygame.K_f and kind in ("cell", "button") and scene.step.mode == "flag":
+            if game.focus_cell == step_cell:
+                game.process_event(event)  # F: flag mode and the flag at once
+            else:
+                card.refuse("tutorial.hint.keys")
+        elif (key in MODE_KEYS and kind == "button" and what == f"mode:{MODE_KEYS[key]}") or (
+                key == pygame.K_e and kind == "button" and what == "end_turn"):
+            game.process_event(event)
+        elif key in (pygame.K_f, pygame.K_u, pygame.K_e, *MODE_KEYS):
+            card.refuse(self.refusal())
+        else:
+            return False
+        return True
+
+
 class TutorialScene(Scene):
     """See the module docstring."""
 
@@ -83,14 +307,9 @@ class TutorialScene(Scene):
         self.index = script.resume_point(start)
         self.match = TutorialMatch(script.state_at(self.index), clock=ctx.clock)
         self.game = GameScene(ctx, TutorialSession(self.match))
-        self.coach = WidgetGroup(ctx.invalidate, lambda: self.ctx.keyboard)
-        self.card = pygame.Rect(8, 8, 374, 120)
-        self.hint: str | None = None
-        self.hint_at: float | None = None
+        self.card = CoachCard(self)
+        self.input = TutorialInput(self)
         self.finished = False
-        self._pulse = -1
-        self._pressed: str | None = None  # what a press went down on: "pass" (forwarded) or a refusal
-        self._visible = ctx.visible()
         self._done_at = len(self.match.actions)
 
     # ----- the step ---------------------------------------------------------------------------
@@ -113,14 +332,14 @@ class TutorialScene(Scene):
 
     def _begin_step(self) -> None:
         """Show the current step: progress saved, the card laid out, its target brought into view."""
-        self.hint = None
+        self.card.hint = None
         self._done_at = len(self.match.actions)
         self.ctx.save_settings(replace(self.ctx.settings, tutorial=script.progress_value(self.index)))
-        self._layout()
+        self.card.layout()
         target = self.target_rect()
         if target is not None:
             self.ctx.ensure_visible(target)
-            self._layout()
+            self.card.layout()
         self.ctx.invalidate(None)
 
     def _next_step(self) -> None:
@@ -134,8 +353,7 @@ class TutorialScene(Scene):
         """Move on when the step's move was played (its opponent moves queued) or the opponent is done."""
         step = self.step
         if step.kind in (Kind.CELL, Kind.BUTTON):
-            played = self.match.actions[self._done_at:]
-            if step.action in played:
+            if step.action in self.match.actions[self._done_at:]:
                 if step.opponent:
                     self.match.queue(step.opponent)
                 self._next_step()
@@ -166,6 +384,14 @@ class TutorialScene(Scene):
         if isinstance(below, GameScene) and below.controller is None and stack.popup is None:
             below.session.begin(below)  # the first launch or the start popup: offer the match again
 
+    def press(self, name: str) -> None:
+        """Enter on a button step: the ringed button, as if touched."""
+        button = self.game.widgets.by_name(name)
+        if button.enabled:
+            button.on_click()
+        else:
+            self.card.refuse("tutorial.hint.wait")
+
     # ----- what the step points at ----------------------------------------------------------------
     def expected(self) -> tuple[str, str | int] | None:
         """The one thing to touch now: ("cell", cell), ("button", name) or ("next", "next")."""
@@ -182,201 +408,32 @@ class TutorialScene(Scene):
 
     def target_rect(self) -> pygame.Rect | None:
         expected = self.expected()
-        if expected is None:
-            return None
+        if expected is None or expected[0] == "next":
+            return None  # Next is on the card
         kind, what = expected
         if kind == "cell":
             assert isinstance(what, int)
             return self.game.board.cell_rect(what)
-        if kind == "button":
-            return self.game.widgets.by_name(str(what)).rect.copy()
-        return None  # Next is on the card
+        return self.game.widgets.by_name(str(what)).rect.copy()
 
-    def _ring_rects(self) -> list[pygame.Rect]:
+    def ring_rects(self) -> list[pygame.Rect]:
+        """The cells the step's sentences talk about (a steady ring)."""
         return [self.game.board.cell_rect(c).inflate(8, 8) for c in self.step.ring]
 
-    # ----- layout of the coach card ------------------------------------------------------------------
-    def _text(self) -> str:
-        return self.ctx.t(self.step.text_key)
-
-    def _hint_text(self) -> str | None:
-        return None if self.hint is None else self.ctx.t(self.hint)
-
-    def _layout(self) -> None:
-        ctx = self.ctx
-        visible = ctx.visible()
-        self._visible = visible.copy()
-        width = 374
-        inner = width - 2 * PAD
-        text_h = paragraph_height(ctx.fonts, self._text(), TEXT_SIZE, inner)
-        hint = self._hint_text()
-        hint_h = paragraph_height(ctx.fonts, hint, HINT_SIZE, inner - 22) + 8 if hint else 0
-        next_h = 56 if self.step.kind is Kind.NEXT else 0
-        height = PAD + 44 + 6 + text_h + hint_h + next_h + PAD
-        avoid = [r for r in [self.target_rect(), *self._ring_rects()] if r is not None]
-        top = pygame.Rect(8, visible.top + 8, width, height)
-        if visible.top < STATUS.bottom and top.bottom < STATUS.bottom + 2:
-            grown = pygame.Rect(8, top.top, width, STATUS.bottom + 2 - top.top)  # covers the status line whole
-            if not any(grown.colliderect(r) for r in avoid):
-                top = grown
-        bottom = pygame.Rect(8, visible.bottom - 8 - height, width, height)
-        self.card = bottom if any(top.colliderect(r) for r in avoid) and not any(bottom.colliderect(r) for r in avoid) else top
-        card = self.card
-        skip_label = ctx.t("tutorial.skip")
-        skip_w = min(180, max(96, ctx.fonts.width(skip_label, 14, True) + 28))
-        buttons = [Button(pygame.Rect(card.right - PAD + 6 - skip_w, card.top + 8, skip_w, 44), lambda: ctx.t("tutorial.skip"),
-                          self.skip, style="ghost", text_size=14, name="tutorial.skip")]
-        if self.step.kind is Kind.NEXT:
-            last = self.index + 1 >= len(script.STEPS)
-            label = "tutorial.finish" if last else "tutorial.next"
-            buttons.append(Button(pygame.Rect(card.right - PAD - 150, card.bottom - PAD - 46, 150, 46),
-                                  lambda: ctx.t(label), self.next, style="primary", text_size=17, name="tutorial.next"))
-        self.coach.set(buttons)
-        self._text_y = card.top + PAD + 44 + 6
-        self._hint_y = self._text_y + text_h + 8
-        ctx.invalidate(None)
-
-    # ----- refusing, gently ----------------------------------------------------------------------------
-    def refuse(self, hint: str) -> None:
-        """Nothing happens; the card says what to do instead."""
-        self.hint_at = self.ctx.clock()
-        if hint != self.hint:
-            self.hint = hint
-            self._layout()
-        self.ctx.invalidate(self.card.inflate(16, 8))
-
-    def _refusal(self) -> str:
-        expected = self.expected()
-        if expected is None:
-            return "tutorial.hint.wait"
-        kind = expected[0]
-        if kind == "next":
-            return "tutorial.hint.next"
-        if kind == "button":
-            return "tutorial.hint.button"
-        return "tutorial.hint.keys" if self.ctx.keyboard else "tutorial.hint.cell"
-
-    # ----- input --------------------------------------------------------------------------------------
+    # ----- input and the frame ---------------------------------------------------------------------
     def process_event(self, event: InputEvent) -> bool:
         if self.finished:
             return True
         if isinstance(event, PointerEvent):
-            handled = self._pointer(event)
+            handled = self.input.pointer(event)
         elif isinstance(event, KeyEvent):
-            handled = self._key(event)
+            handled = self.input.key(event)
         else:
             return False  # the wheel scrolls a short window
-        self._after_input()
-        return handled
-
-    def _after_input(self) -> None:
         if not self.finished:
             self._check_progress()
-            self.game.board.set_focus(self.game.focus_cell, self.ctx.keyboard and self.game.widgets.focus is None)
+        return handled
 
-    def _pointer(self, event: PointerEvent) -> bool:
-        if self.coach.handle(event):
-            return True
-        if event.kind is PointerKind.MOVE:
-            self.game.process_event(event)  # hover only: a move does nothing else
-            return True
-        if event.kind is PointerKind.CANCEL:
-            self._pressed = None
-            self.game.process_event(event)
-            return False
-        on_card = self.card.collidepoint(event.pos)
-        if event.kind is PointerKind.DOWN:
-            if on_card:
-                self._pressed = None
-                return True
-            if self._allowed_at(event.pos):
-                self._pressed = "pass"
-                self.game.process_event(event)
-            else:
-                self._pressed = "refuse" if self._touchable(event.pos) else None
-            return True
-        # UP
-        pressed, self._pressed = self._pressed, None
-        if pressed == "pass":
-            self.game.process_event(event)
-        elif pressed == "refuse":
-            self.refuse(self._refusal())
-        return True
-
-    def _touchable(self, pos: tuple[float, float]) -> bool:
-        """A cell or a button of the match screen (a press elsewhere is just ignored)."""
-        return self.game.board.cell_at(pos) is not None or any(b.contains(pos) for b in self.game.widgets.buttons)
-
-    def _allowed_at(self, pos: tuple[float, float]) -> bool:
-        expected = self.expected()
-        if expected is None:
-            return False
-        kind, what = expected
-        if kind == "cell":
-            return self.game.board.cell_at(pos) == what
-        if kind == "button":
-            button = self.game.widgets.by_name(str(what))
-            return button.contains(pos)
-        return False
-
-    def _key(self, event: KeyEvent) -> bool:
-        key = event.key
-        game = self.game
-        if key == pygame.K_ESCAPE:
-            self.skip()
-            return True
-        if key == pygame.K_TAB:
-            self.coach.handle(event)
-            self.ctx.invalidate(self.card.inflate(16, 16))
-            return True
-        if key in ARROW_KEYS:
-            self.coach.clear_focus()
-            game.process_event(event)
-            return True
-        if key in ACT_KEYS and self.coach.focused() is not None:
-            return self.coach.handle(event)
-        expected = self.expected()
-        kind, what = expected if expected is not None else ("", "")
-        if key in ACT_KEYS:
-            if kind == "next":
-                self.next()
-            elif kind == "button":
-                self._press(str(what))
-            elif kind == "cell" and game.focus_cell == what:
-                game.process_event(event)
-            else:
-                self.refuse(self._refusal() if kind != "cell" else "tutorial.hint.keys")
-            return True
-        if key == pygame.K_f and kind in ("cell", "button") and self.step.mode == "flag":
-            if game.focus_cell == self._step_cell():
-                game.process_event(event)  # F: flag mode and the flag at once
-            else:
-                self.refuse("tutorial.hint.keys")
-            return True
-        if key in MODE_KEYS and kind == "button" and what == f"mode:{MODE_KEYS[key]}":
-            game.process_event(event)
-            return True
-        if key == pygame.K_e and kind == "button" and what == "end_turn":
-            game.process_event(event)
-            return True
-        if key in (pygame.K_f, pygame.K_u, pygame.K_e, *MODE_KEYS):
-            self.refuse(self._refusal())
-            return True
-        return False
-
-    def _step_cell(self) -> int | None:
-        action = self.step.action
-        return None if action is None else action.cell
-
-    def _press(self, name: str) -> None:
-        """Enter on a button step: the ringed button, as if touched."""
-        button = self.game.widgets.by_name(name)
-        if button.enabled:
-            button.on_click()
-        else:
-            self.refuse("tutorial.hint.wait")
-
-    # ----- the frame -------------------------------------------------------------------------------------
     def update(self, now: float) -> None:
         if self.finished:
             return
@@ -385,84 +442,29 @@ class TutorialScene(Scene):
             self.game.viewing_board = True  # the coach explains the end: no result popup over it
             self.game.controls.refresh()
         self._check_progress()
-        if self.finished:
-            return
-        if self.ctx.visible() != self._visible:
-            self._layout()
-        level = self._pulse_level(now)
-        if level != self._pulse:
-            self._pulse = level
-            for rect in self._pulse_rects():
-                self.ctx.invalidate(rect.inflate(8, 8))
-        if self.hint_at is not None:
-            if now - self.hint_at >= SHAKE_TIME:
-                self.hint_at = None
-            self.ctx.invalidate(self.card.inflate(16, 8))
-
-    def _pulse_level(self, now: float) -> int:
-        phase = (now % PULSE_PERIOD) / PULSE_PERIOD
-        return round((0.5 - 0.5 * math.cos(phase * 2 * math.pi)) * (PULSE_LEVELS - 1))
-
-    def _pulse_rects(self) -> list[pygame.Rect]:
-        expected = self.expected()
-        if expected is None:
-            return []
-        if expected[0] == "next":
-            return [self.coach.by_name("tutorial.next").rect.inflate(10, 10)]
-        target = self.target_rect()
-        return [] if target is None else [target.inflate(10, 10)]
+        if not self.finished:
+            self.card.update(now)
 
     def next_wakeup(self, now: float) -> float | None:
         times = [t for t in (self.game.next_wakeup(now),) if t is not None]
-        if self._pulse_rects():
-            step = PULSE_PERIOD / (2 * (PULSE_LEVELS - 1))
-            times.append(now + step)
-        if self.hint_at is not None:
+        if self.card.pulse_rects():
+            times.append(now + PULSE_PERIOD / (2 * (PULSE_LEVELS - 1)))
+        if self.card.hint_at is not None:
             times.append(now)
         return min(times) if times else None
 
     def relayout(self) -> None:
         self.game.relayout()
-        self._layout()
+        self.card.layout()
 
-    # ----- drawing -----------------------------------------------------------------------------------------
     def draw(self, canvas: pygame.Surface, area: pygame.Rect) -> None:
         self.game.draw(canvas, area)
-        for rect in self._ring_rects():
+        for rect in self.ring_rects():
             if rect.colliderect(area):
                 canvas.blit(shapes.ring(rect.size, 11, (*palette.PRIMARY, 150), 2), rect)
-        alpha = 90 + round(165 * max(0, self._pulse) / (PULSE_LEVELS - 1))
-        for rect in self._pulse_rects():
+        alpha = 90 + round(165 * max(0, self.card.pulse) / (PULSE_LEVELS - 1))
+        for rect in self.card.pulse_rects():
             if rect.colliderect(area):
                 canvas.blit(shapes.ring(rect.size, 14, (*palette.PRIMARY, alpha), 4), rect)
-        if self.card.inflate(16, 16).colliderect(area):
-            self._draw_card(canvas, area)
-
-    def _draw_card(self, canvas: pygame.Surface, area: pygame.Rect) -> None:
-        ctx = self.ctx
-        dx = 0
-        if self.hint_at is not None:
-            t = min(1.0, (ctx.clock() - self.hint_at) / SHAKE_TIME)
-            dx = round(math.sin(t * math.pi * 5) * 5 * (1 - t))
-        card = self.card
-        canvas.blit(shapes.shadow(card.size, 18, palette.SHADOW, 80, 12), (card.x - 12, card.y - 8))
-        face = shapes.rounded(card.size, 18, palette.CARD, 2, palette.PRIMARY)
-        canvas.blit(face, card)
-        canvas.blit(face, card)  # twice: the smoothed edge leaves the face a hair short of opaque
-        inner = card.width - 2 * PAD
-        # The badge and the step count: "Tutorial 3/13".
-        canvas.blit(shapes.circle(30, palette.PRIMARY), (card.left + PAD, card.top + 15))
-        canvas.blit(shapes.icon("rules", 18, palette.INK_DARK), (card.left + PAD + 6, card.top + 21))
-        label = ctx.t("tutorial.progress", step=self.index + 1, steps=len(script.STEPS))
-        skip = self.coach.by_name("tutorial.skip").rect
-        size = ctx.fonts.fit_size(label, 15, skip.left - card.left - PAD - 46, True)
-        blit_text(canvas, ctx.fonts, label, size, palette.INK_SOFT, bold=True, midleft=(card.left + PAD + 40, card.top + 30))
-        blit_paragraph(canvas, ctx.fonts, self._text(), TEXT_SIZE, palette.INK,
-                       pygame.Rect(card.left + PAD, self._text_y, inner, card.bottom - self._text_y))
-        hint = self._hint_text()
-        if hint:
-            x = card.left + PAD + dx
-            canvas.blit(shapes.icon("warning", 16, palette.PRIMARY), (x, self._hint_y + 1))
-            blit_paragraph(canvas, ctx.fonts, hint, HINT_SIZE, palette.PRIMARY,
-                           pygame.Rect(x + 22, self._hint_y, inner - 22, card.bottom - self._hint_y))
-        self.coach.draw(canvas, ctx.fonts, area)
+        if self.card.rect.inflate(16, 16).colliderect(area):
+            self.card.draw(canvas, area)

@@ -116,7 +116,7 @@ def where(d: Driver, t: TutorialScene) -> tuple[int, int]:
     assert expected is not None
     kind, what = expected
     if kind == "next":
-        return d.to_window(t.coach.by_name("tutorial.next").rect.center)
+        return d.to_window(t.card.widgets.by_name("tutorial.next").rect.center)
     if kind == "button":
         return d.to_window(t.game.widgets.by_name(str(what)).rect.center)
     assert isinstance(what, int)
@@ -192,18 +192,18 @@ def test_other_input_is_refused_gently(tmp_path):
         t = tutorial(d)
         state = t.match.state.snapshot()
         d.click(d.to_window(t.game.board.cell_center(0)))
-        assert t.hint == "tutorial.hint.cell" and t.step.name == "explore"
+        assert t.card.hint == "tutorial.hint.cell" and t.step.name == "explore"
         d.click(d.to_window(t.game.widgets.by_name("mode:flag").rect.center))
-        assert t.hint == "tutorial.hint.cell"
+        assert t.card.hint == "tutorial.hint.cell"
         t.game.focus_cell = 0
         d.key(pygame.K_RETURN)
-        assert t.hint == "tutorial.hint.keys"
+        assert t.card.hint == "tutorial.hint.keys"
         d.key(pygame.K_e)
         assert t.match.state.snapshot() == state and t.match.actions == []
         d.click(where(d, t))  # the ringed cell works
-        assert t.step.name == "numbers" and t.hint is None
+        assert t.step.name == "numbers" and t.card.hint is None
         d.click(d.to_window(t.game.board.cell_center(script.PLANTED)))  # not yet: Next first
-        assert t.hint == "tutorial.hint.next" and t.step.name == "numbers"
+        assert t.card.hint == "tutorial.hint.next" and t.step.name == "numbers"
     finally:
         d.close()
 
@@ -215,7 +215,7 @@ def test_skip_saves_skipped_and_shows_the_start_popup(tmp_path):
         d.click_button("tutorial.learn")
         t = tutorial(d)
         d.click(where(d, t))
-        d.click(d.to_window(t.coach.by_name("tutorial.skip").rect.center))
+        d.click(d.to_window(t.card.widgets.by_name("tutorial.skip").rect.center))
         assert t.finished and d.app.stack.top is d.app.game
         assert json.loads((tmp_path / "settings.json").read_text())["tutorial"] == "skipped"
         assert isinstance(d.app.stack.popup, RulesPopup)
@@ -294,7 +294,7 @@ def test_from_the_rules_popup(tmp_path, start):
         d.click_button("tutorial")
         t = tutorial(d)
         assert t.step.name == "explore"
-        d.click(d.to_window(t.coach.by_name("tutorial.skip").rect.center))
+        d.click(d.to_window(t.card.widgets.by_name("tutorial.skip").rect.center))
         assert isinstance(d.app.stack.popup, RulesPopup) == start
     finally:
         d.close()
