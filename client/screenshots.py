@@ -296,6 +296,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+# ----- sound -----
+
+
+def _open_settings(s: Shooter) -> None:
+    s.start_from(MID_GAME)
+    s.key(s.pygame.K_ESCAPE)
+    s.click_button("menu.settings")
+    s.settle(0.5)
+
+
+@shot("settings")
+def _settings(s: Shooter) -> None:
+    _open_settings(s)
+
+
+@shot("settings_muted_name")
+def _settings_muted_name(s: Shooter) -> None:
+    """Muted, the volume stepped down, a name typed and saved with Enter."""
+    _open_settings(s)
+    s.click_button("volume_down")
+    s.click_button("mute")
+    from mineduel.client.scenes.settings_popup import SettingsPopup
+
+    pg = s.pygame
+    popup = s.app.stack.popup
+    assert isinstance(popup, SettingsPopup)
+    s.click(popup.name_field.rect.center)
+    pg.event.post(pg.event.Event(pg.TEXTINPUT, text="Mina"))
+    s.frame(0.02)
+    s.key(pg.K_RETURN)
+    s.settle(0.3)
+
+
 # ----- match -----
 
 
@@ -449,37 +482,3 @@ def _rules_illustrated(s: Shooter) -> None:
     assert popup is not None
     popup.set_scroll(popup.scroll_limit() // 2)
     s.settle(0.3)
-
-
-# ----- sound -----
-
-
-def _open_settings(s: Shooter) -> None:
-    s.start_from(MID_GAME)
-    s.key(s.pygame.K_ESCAPE)
-    s.click_button("menu.settings")
-    s.settle(0.5)
-
-
-@shot("settings")
-def _settings(s: Shooter) -> None:
-    _open_settings(s)
-
-
-@shot("settings_muted_name")
-def _settings_muted_name(s: Shooter) -> None:
-    """Muted, the volume stepped down, a name typed and saved with Enter."""
-    _open_settings(s)
-    s.click_button("volume_down")
-    s.click_button("mute")
-    from mineduel.client.scenes.settings_popup import SettingsPopup
-
-    pg = s.pygame
-    popup = s.app.stack.popup
-    assert isinstance(popup, SettingsPopup)
-    s.click(popup.name_field.rect.center)
-    pg.event.post(pg.event.Event(pg.TEXTINPUT, text="Mina"))
-    s.frame(0.02)
-    s.key(pg.K_RETURN)
-    s.settle(0.3)
-

@@ -346,8 +346,8 @@ class MatchFlow:
         resign = None if controller is None else controller.capabilities.resign
         running = scene.ended is None and controller is not None
         items = [MenuItem("menu.rules", "rules", self.open_rules), MenuItem("menu.language", "globe", self.open_language)]
-        items.append(MenuItem("menu.settings", "sound", lambda: open_settings(ctx, self.choose_language)))  # sound, name
         items += [MenuItem("menu.tutorial", "explore", ctx.open_tutorial)] if scene.session.can_restart else []  # tutorial
+        items.append(MenuItem("menu.settings", "sound", lambda: open_settings(ctx, self.choose_language)))  # sound, name
         if scene.session.can_restart:
             items.append(MenuItem("action.restart", "restart", self.confirm_restart, enabled=controller is not None))
         else:
