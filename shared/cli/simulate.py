@@ -4,11 +4,13 @@ Example::
 
     mine-duel simulate --games 10000 --first hard --second normal --seed 7 --workers 2 --json
 
-Both seats are played by :func:`mineduel.shared.ai.next_step`, each seeing only its own view
-(V3). Match ``i`` draws all its randomness from ``random.Random(f"{seed}:{i}")`` (R4), so a
-report is the same whatever the worker count or order; only ``elapsed_seconds`` and
-``matches_per_second`` vary. ``--offset`` sets the index of the first match, so one match of
-a large run can be played again alone (``--games 1 --offset 4711``).
+Both seats are played by the CPU levels — :func:`mineduel.shared.ai.cpu.next_step` for easy,
+normal and hard, :func:`mineduel.shared.ai.expert.expert_step` (with the seat's memory of its own
+earlier views) for expert — each seeing only its own view (V3). Match ``i`` draws all its
+randomness from ``random.Random(f"{seed}:{i}")`` (R4), so a report is the same whatever the
+worker count or order; only ``elapsed_seconds`` and ``matches_per_second`` vary. ``--offset``
+sets the index of the first match, so one match of a large run can be played again alone
+(``--games 1 --offset 4711``).
 
 Chapter 13 says a simulation checks that the rules end and that the inference is consistent,
 not how people will fare; every match checks:
@@ -17,7 +19,8 @@ not how people will fare; every match checks:
 * **legality** — the engine accepts every CPU action (``apply`` returns no refusal);
 * **inference** — at every step that used AI1, no cell classed *safe* holds any mine and
   every cell classed *mine* that is not the seat's own mine holds the opponent's mine
-  (checked against the true :class:`GameState`).
+  (checked against the true :class:`GameState`). For expert the classes are its exact
+  probabilities 0 and 1, so the check tests the probability engine's certainties in every match.
 
 A violation is printed with the seed and match index and the exit status is 1.
 Usage errors (and ``--chart`` without matplotlib) exit with 2.
@@ -27,8 +30,8 @@ JSON output (``--json``), schema ``mine-duel-simulate/1``; one object::
     {
       "schema": "mine-duel-simulate/1",
       "games": int, "seed": str, "offset": int, "workers": int, "max_actions": int,
-      "first": "easy"|"normal"|"hard",          # seat 0, moves first (V1)
-      "second": "easy"|"normal"|"hard",         # seat 1
+      "first": "easy"|"normal"|"hard"|"expert", # seat 0, moves first (V1)
+      "second": "easy"|"normal"|"hard"|"expert",# seat 1
       "results": {"first_win": int, "second_win": int, "draw": int},
       "rates": {                                # Wilson 95 % score intervals
         "first_win":  {"rate": float, "low": float, "high": float},
@@ -48,8 +51,9 @@ JSON output (``--json``), schema ``mine-duel-simulate/1``; one object::
       "decisions": {                            # counts behind every random CPU choice
         "first" | "second": {
           "difficulty": str,
-          "misjudgment": {"rate_target": float, "taken": int, "not_taken": int},
+          "misjudgment": {"rate_target": float|null, "taken": int, "not_taken": int},
                                                 # AI3 draws: safe and uncertain both explorable
+                                                # (expert: null and 0, it never misjudges)
           "plant_area": {"all": int, "recent": int, "revealed": int,
                          "fell_back": {"recent": int, "revealed": int}},   # AI4 draws
           "marker": {"placed": int, "skipped": int},   # AI5 draws (a candidate existed)
@@ -81,6 +85,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mineduel.shared.ai.cpu import MISJUDGMENT_RATE, Decision, Difficulty, PlantArea, StepKind, next_step
+from mineduel.shared.ai.expert import expert_step
+from mineduel.shared.ai.levels import Level, specified
+from mineduel.shared.ai.memory import Memory
 from mineduel.shared.rules.engine import ActionType, GameState, Reason, Refusal, Variant
 
 SCHEMA: Final = "mine-duel-simulate/1"
@@ -157,15 +164,16 @@ class Tally:
 
 
 def play_match(
-    first: Difficulty,
-    second: Difficulty,
+    first: Level | Difficulty | str,
+    second: Level | Difficulty | str,
     seed: str | int,
     index: int,
     tally: Tally,
     max_actions: int = MAX_ACTIONS,
 ) -> GameState:
     """Play match ``index`` CPU against CPU, checking it as it goes; add it to ``tally``."""
-    difficulties = (Difficulty(first), Difficulty(second))
+    difficulties = (specified(first), specified(second))  # None: the expert
+    memories: list[Memory | None] = [None, None]  # the expert's memory of its own views
     rng_seed = match_seed(seed, index)
     rng = random.Random(rng_seed)
     state = GameState(Variant.CPU)
@@ -182,7 +190,13 @@ def play_match(
             break
         seat = state.to_move
         assert seat is not None
-        decision = next_step(state.view(seat), difficulties[seat], rng, last_safe[1 - seat])
+        difficulty = difficulties[seat]
+        if difficulty is None:
+            taken = expert_step(state.view(seat), memories[seat], rng)
+            memories[seat] = taken.memory
+            decision = taken.decision
+        else:
+            decision = next_step(state.view(seat), difficulty, rng, last_safe[1 - seat])
         verdict = decision.classification
         if verdict is not None:
             mines = state.mines
@@ -255,7 +269,7 @@ def _run_chunk(job: tuple[str, str, str, int, int, int]) -> Tally:
     first, second, seed, start, stop, max_actions = job
     tally = Tally()
     for index in range(start, stop):
-        play_match(Difficulty(first), Difficulty(second), seed, index, tally, max_actions)
+        play_match(Level(first), Level(second), seed, index, tally, max_actions)
     return tally
 
 
@@ -278,8 +292,8 @@ def _chunks(offset: int, games: int, size: int) -> Iterator[tuple[int, int]]:
 class Report:
     """A finished run: its parameters, its totals and how long it took."""
 
-    first: Difficulty
-    second: Difficulty
+    first: Level
+    second: Level
     seed: str
     offset: int
     workers: int
@@ -340,12 +354,13 @@ class Report:
         }
 
 
-def seat_decisions(row: Sequence[int], difficulty: Difficulty) -> dict[str, Any]:
+def seat_decisions(row: Sequence[int], level: Level) -> dict[str, Any]:
     """The JSON ``decisions`` entry of one seat."""
+    difficulty = specified(level)
     return {
-        "difficulty": difficulty.value,
+        "difficulty": level.value,
         "misjudgment": {
-            "rate_target": MISJUDGMENT_RATE[difficulty],
+            "rate_target": None if difficulty is None else MISJUDGMENT_RATE[difficulty],
             "taken": row[MISJ_TAKEN],
             "not_taken": row[MISJ_NOT],
         },
@@ -394,8 +409,8 @@ def distribution_stats(histogram: Counter[int]) -> dict[str, float | int]:
 
 
 def simulate(
-    first: Difficulty | str,
-    second: Difficulty | str,
+    first: Level | Difficulty | str,
+    second: Level | Difficulty | str,
     games: int,
     seed: str | int = 0,
     *,
@@ -406,7 +421,7 @@ def simulate(
     chunk: int | None = None,
 ) -> Report:
     """Play ``games`` matches (indices ``offset`` …) on ``workers`` processes and add them up."""
-    first, second, seed = Difficulty(first), Difficulty(second), str(seed)
+    first, second, seed = Level(first), Level(second), str(seed)
     if chunk is None:
         chunk = max(1, min(500, games // (workers * 8) or 1))
     jobs = [
@@ -498,7 +513,13 @@ def format_report(report: Report) -> str:
         return f"{part:,} ({100 * part / whole:.1f} %)" if whole else f"{part:,}"
 
     misj = [(s["misjudgment"]["taken"], s["misjudgment"]["not_taken"]) for s in seats]
-    row("AI3 target misjudgment rate", [f"{100 * s['misjudgment']['rate_target']:.0f} %" for s in seats])
+    row(
+        "AI3 target misjudgment rate",
+        [
+            "none" if s["misjudgment"]["rate_target"] is None else f"{100 * s['misjudgment']['rate_target']:.0f} %"
+            for s in seats
+        ],
+    )
     row("AI3 misjudged (safe+uncertain)", [share(a, a + b) for a, b in misj])
     row("AI3 not misjudged", [f"{b:,}" for _, b in misj])
     areas = [s["plant_area"] for s in seats]
@@ -614,7 +635,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="mine-duel simulate",
         description="Play CPU-vs-CPU matches (CPU variant rules), check every match and report the results.",
     )
-    difficulties = [d.value for d in Difficulty]
+    difficulties = [level.value for level in Level]
     parser.add_argument("--games", type=int, default=1000, help="number of matches (default 1000)")
     parser.add_argument("--first", choices=difficulties, default="normal", help="difficulty of the first player (seat 0)")
     parser.add_argument("--second", choices=difficulties, default="normal", help="difficulty of the second player (seat 1)")
