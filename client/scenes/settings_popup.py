@@ -7,7 +7,8 @@ Everything applies at once and is kept with the other settings through ``ctx.sav
   finger lifts); ``-`` / ``+`` keys too; the value is shown in per cent. Each change plays a short
   cue at the new volume, so the player hears what was chosen;
 * mute — one toggle; the volume is kept while muted (Settings), so unmuting restores it;
-* player name — a text field (client/ui/textfield.py), checked by ``settings.valid_player_name``;
+* player name — the name field of the first-use name popup (``name_popup.NameField``: any printable
+  character, Korean, Japanese and Chinese included), checked by ``settings.valid_player_name``;
   Enter saves it, so does Close. A name that does not pass keeps the popup open with the reason
   (nothing typed is dropped silently); an empty field means "no name" (online play asks again).
   Shown only where online play is offered (a kiosk without it has no use for a name);
@@ -23,12 +24,12 @@ import pygame
 
 from mineduel.client.i18n import native_name
 from mineduel.client.scenes.base import Context, Popup
+from mineduel.client.scenes.name_popup import NameField
 from mineduel.client.scenes.popups import BUTTON_H, PAD, TITLE_SIZE, LanguagePopup
 from mineduel.client.settings import NAME_MAX, valid_player_name
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind, TextEvent
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
-from mineduel.client.ui.textfield import TextField
 from mineduel.client.ui.widgets import Button
 
 STEP = 0.1
@@ -45,7 +46,7 @@ class SettingsPopup(Popup):
         super().__init__(ctx)
         self.on_language = on_language
         self.show_name = ctx.allowed.online
-        self.name_field = TextField(pygame.Rect(0, 0, 10, ROW), lambda: ctx.t("settings.name_placeholder"),
+        self.name_field = NameField(pygame.Rect(0, 0, 10, ROW), lambda: ctx.t("settings.name_placeholder"),
                                     on_submit=self._submit_name, max_len=NAME_MAX, name="name")
         self.name_field.set_text(ctx.settings.player_name or "")
         self.name_note: str | None = None  # "settings.name_saved" / "settings.name_invalid", else the hint

@@ -8,6 +8,7 @@ is written and there is no name field.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pygame
@@ -238,3 +239,20 @@ def test_kiosk_has_no_name_and_saves_nothing(tmp_path):
         assert not Path(d.app.ctx.settings_store.path).exists()
     finally:
         d.close()
+
+
+def test_a_name_in_any_script_is_kept_and_can_be_typed(d):
+    """The name field takes every printable character (as the first-use name popup does): a Korean
+    name saved earlier survives opening and closing the settings, and kana can be typed."""
+    d.app.ctx.save_settings(replace(d.app.ctx.settings, player_name="김민아"))
+    popup = open_settings(d)
+    assert popup.name_field.text == "김민아"
+    d.click_named("close")
+    assert d.app.ctx.settings.player_name == "김민아"
+    popup = open_settings(d)
+    d.click(d.to_window(popup.name_field.rect.center))
+    for _ in range(3):
+        d.key(pygame.K_BACKSPACE)
+    type_text(d, "みな")
+    d.key(pygame.K_RETURN)
+    assert saved(d)["player_name"] == "みな"
