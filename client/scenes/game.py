@@ -467,6 +467,7 @@ class GameScene(Scene):
                 self.ctx.invalidate(STATUS.inflate(16, 4))
             self.deadline_warning, self.pulse = warn, pulse
             self.ctx.invalidate(PLAYERS)
+            self.ctx.invalidate(INFO.inflate(4, 4))
         presence = None if caps.presence is None else caps.presence.presence()
         shown = (None if seconds is None else math.ceil(seconds),
                  None if presence is None else (

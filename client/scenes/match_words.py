@@ -274,20 +274,27 @@ class MatchWords:
         return t(f"result.detail.{reason.value}")
 
     def banner(self) -> tuple[str, palette.Color] | None:
-        """O12 under the board: this client reconnecting, or the opponent away (with its grace left)."""
+        """Under the board: this client reconnecting, the opponent away (with its grace left) — O12 —
+        or my deadline's last seconds, pulsing (U6)."""
         controller = self.scene.controller
-        if controller is None or controller.capabilities.presence is None:
+        if controller is None:
             return None
-        presence = controller.capabilities.presence.presence()
         t = self.ctx.t
-        if presence.reconnecting:
+        source = controller.capabilities.presence
+        presence = None if source is None else source.presence()
+        if presence is None:
+            pass
+        elif presence.reconnecting:
             left = presence.retry_in
             text = t("online.reconnecting")
             if left is not None and left >= 0.5:
                 text = f"{t('online.connection_lost')} - {t('online.reconnect_in', seconds=math.ceil(left))}"
             return text, palette.DANGER
-        if self.scene.ended is None and presence.opponent_away:
+        elif self.scene.ended is None and presence.opponent_away:
             if presence.opponent_gone:
                 return t("online.opponent_gone"), palette.DANGER
             return t("online.opponent_disconnected", seconds=math.ceil(presence.opponent_seconds or 0.0)), palette.OPP_DEEP
+        warn = self.scene.deadline_warning
+        if warn is not None:  # U6: also right under the board, seen wherever a short window is scrolled
+            return t("match.deadline_warning", seconds=warn), palette.DANGER if self.scene.pulse else palette.WARN
         return None

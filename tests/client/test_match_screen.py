@@ -467,6 +467,7 @@ def test_the_last_five_seconds_are_unmistakable(d):
     d.wait(1.5)  # 4.5 s left
     assert game.deadline_warning == 5
     assert game.words.event_line() == ("5 s left: hurry!", True)
+    assert game.words.banner() == ("5 s left: hurry!", palette.DANGER if game.pulse else palette.WARN)  # under the board too
     now = d.clock()
     wake = game.next_wakeup(now)
     assert wake is not None and wake - now <= 0.25
@@ -490,7 +491,7 @@ def test_no_warning_on_the_opponents_deadline(d):
     d.click_named("end_turn")
     deadline.ends_at = d.clock() + 3.0
     d.frame()
-    assert d.app.game.deadline_warning is None
+    assert d.app.game.deadline_warning is None and d.app.game.words.banner() is None
 
 
 # ----- item 10: the result popup and the player cards (E1, F3) ----------------------------------------
