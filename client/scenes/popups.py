@@ -23,6 +23,7 @@ PAD = 22
 BUTTON_H = 50
 TITLE_SIZE = 23
 BODY_SIZE = 15
+HINT_SIZE, HINT_GAP = 13, 4  # the first run's language hint, one line per language
 
 
 def _title(surface: pygame.Surface, ctx: Context, text: str, card: pygame.Rect, y: int, size: int = TITLE_SIZE) -> int:
