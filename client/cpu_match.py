@@ -87,6 +87,7 @@ class CpuMatch:
         self._ended_at: float | None = None
         self._view_cache: SeatView | None = None
         self._capabilities = Capabilities(reveal=self, reveal_on_request=True)
+        self._reveal: BoardReveal | None = None
 
     # ----- MatchController ----------------------------------------------------------------
     @property
@@ -108,7 +109,9 @@ class CpuMatch:
         (V3: nothing of the CPU's shows while the match runs)."""
         if self.state.outcome() is None:
             return None
-        return board_reveal_of(self.state.reveal(), HUMAN)
+        if self._reveal is None:  # the final board never changes: made once, drawn every frame
+            self._reveal = board_reveal_of(self.state.reveal(), HUMAN)
+        return self._reveal
 
     def view(self) -> SeatView:
         if self._view_cache is None:

@@ -28,7 +28,7 @@ from mineduel.client.screenshots import MID_GAME, late
 from mineduel.client.ui import palette
 from mineduel.shared.ai.randomplay import random_legal_action
 from mineduel.shared.rules.bitboard import cells
-from mineduel.shared.rules.engine import ActionType, GameState, Phase, Variant
+from mineduel.shared.rules.engine import Action, ActionType, GameState, Phase, Variant
 from mineduel.shared.rules.notation import from_ascii
 from mineduel.shared.wire.board import reveal_of
 
@@ -608,3 +608,18 @@ def test_result_and_after_the_end_buttons_are_tall_and_their_labels_fit(tmp_path
         assert {"view_board", "show_everything", "restart", "menu", "export", "end_turn"} <= names
     finally:
         d.close()
+
+
+def test_cpu_match_offers_the_reveal_on_request_and_only_after_the_end():
+    """E2/V3: the CPU match's capabilities are the reveal alone, marked on request; before the end
+    it is None, after it the engine's O13 reveal as the human sees it."""
+    clock = [0.0]
+    match = CpuMatch(clock=lambda: clock[0], state=from_ascii(MID_GAME, turn=9), seed=5)
+    caps = match.capabilities
+    assert caps.reveal is match and caps.reveal_on_request
+    assert (caps.deadline, caps.presence, caps.rematch, caps.verify, caps.resign) == (None,) * 5
+    assert match.reveal() is None
+    match.submit(Action(0, ActionType.EXPLORE, KO_CELL))
+    assert match.outcome is not None
+    assert match.reveal() == board_reveal_of(match.state.reveal(), 0)
+    assert match.reveal().opponent_mines == match.state.mines[1]
