@@ -3,8 +3,9 @@
 Used on the PyInstaller bundles (scripts/build.py) and by kiosk operators after an install.
 Runs headless unless ``SDL_VIDEODRIVER`` is already set. Each screen is produced by the same
 scripted steps as ``mine-duel screenshots`` and must show real content (not a blank frame);
-fonts, theme and catalogs are loaded from the bundle, so a missing data file fails here.
-Prints one line per screen and ``self-test ok``; exit status 1 on any failure.
+fonts, theme and catalogs are loaded from the bundle, so a missing data file fails here; so does a
+missing application icon (the window and ``install-desktop`` use it). Prints the version, one line
+per screen and ``self-test ok``; exit status 1 on any failure.
 """
 
 from __future__ import annotations
@@ -28,6 +29,24 @@ def _distinct_colours(surface: object) -> int:
     return len({small.get_at((x, y))[:3] for x in range(0, 78, 2) for y in range(0, 168, 2)})
 
 
+def _check_icons() -> int:
+    """Every size of the application icon loads as a square PNG; the number of failures."""
+    import pygame
+
+    from mineduel.client.desktop import ICON_SIZES, icon_file
+    from mineduel.client.resources import asset_path
+
+    bad = []
+    for size in ICON_SIZES:
+        try:
+            if pygame.image.load(str(asset_path("icons", icon_file(size)))).get_size() != (size, size):
+                bad.append(size)
+        except (OSError, pygame.error):
+            bad.append(size)
+    print(f"{'FAIL' if bad else 'ok  '} icons ({len(ICON_SIZES) - len(bad)} of {len(ICON_SIZES)} sizes)", flush=True)
+    return 1 if bad else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
@@ -38,9 +57,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "--lang" in args:
         language = args[args.index("--lang") + 1]
     from mineduel.client.screenshots import SHOTS, Shooter
+    from mineduel.shared.version import VERSION
 
+    print(f"mine-duel {VERSION} self-test", flush=True)
     runs = dict(SHOTS)
-    failures = 0
+    failures = _check_icons()
     with tempfile.TemporaryDirectory(prefix="mineduel-selftest-") as tmp:
         for index, name in enumerate(MAIN_SCREENS):
             run = runs.get(name)

@@ -229,7 +229,8 @@ def main() -> int:
         failed |= not result["ok"]
         built = "" if seconds is None else f"built in {seconds:.1f} s, "
         extra = f", first frame {result['first_frame_s']:.2f} s" if kind == "client" and result["first_frame_s"] else ""
-        print(f"{NAMES[kind]}: {built}{size:.1f} MB, smoke {'ok' if result['ok'] else 'FAILED'}{extra}")
+        sized = f"{size:.1f} MB, " if size >= 0.1 else ""  # not for an installed console script (.ci/run)
+        print(f"{NAMES[kind]}: {built}{sized}smoke {'ok' if result['ok'] else 'FAILED'}{extra}")
         if not result["ok"]:
             print(json.dumps(result, indent=1, default=str))
     if args.deb:

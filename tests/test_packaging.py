@@ -114,6 +114,7 @@ def test_neither_command_prints_the_banner_while_running(tmp_path: Path) -> None
     assert result.returncode == 0, result.stdout + result.stderr
     assert BANNER not in result.stdout + result.stderr
     assert "self-test ok" in result.stdout
+    assert result.stdout.startswith(f"mine-duel {VERSION} self-test\nok   icons (8 of 8 sizes)\n")
 
 
 def test_an_unknown_word_is_refused_with_a_pointer_to_help() -> None:
