@@ -164,7 +164,8 @@ class MatchWords:
             return t("status.recover_explore" if not view.explorable and view.recoverable else "status.explore")
         if phase is Phase.PLANT:
             return t("status.recover_plant" if not view.explorable and view.recoverable else "status.plant")
-        return t("status.end_wait")
+        # END_WAIT: with this turn's flag used there is nothing to place; say so, not "or place a flag".
+        return t("status.end_wait" if view.quota_left else "match.end_wait_used")
 
     def event_line(self) -> tuple[str, bool] | None:
         """The status line's second line and whether it is a warning: the in-screen result's reason;

@@ -306,6 +306,10 @@ def test_mode_bar_offers_exactly_the_modes_with_legal_cells(d, setup, enabled, m
         selected = game.widgets.by_name(f"mode:{mode}")
         assert (selected.style == "accent") == (mode in enabled)
     view = game.view()
+    if setup == "after_plant":
+        assert game.words.instruction() == "End your turn, or place a flag"
+    if setup == "end_wait_flag_used":  # A3: nothing to place any more, and the status line says so
+        assert game.words.instruction() == "End your turn (this turn's flag is used)"
     if game.my_turn() and mode in enabled:
         assert game.board.actionable == view.targets(
             {"explore": ActionType.EXPLORE, "mine": ActionType.PLANT, "flag": ActionType.FLAG,
