@@ -432,7 +432,8 @@ class OnlineScene(Scene):
             rows = buttons[len(buttons) - len(entries):]  # the entries' buttons, just added
             self.entries = [(server, lan_room, b.rect) for (server, lan_room), b in zip(entries, rows, strict=True)]
             if not entries:
-                self.ys["empty_y"] = y
+                if enabled:  # online off (no token store): nothing to say about the LAN
+                    self.ys["empty_y"] = y
                 y += 44
             y += 6
             self.ys["connect_y"] = y
