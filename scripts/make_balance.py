@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Regenerate docs/BALANCE.md and docs/balance.png from CPU-vs-CPU simulations.
 
-    .venv/bin/python scripts/make_balance.py [--games 10000] [--seed balance] [--workers N]
+    .venv/bin/python scripts/make_balance.py [--games 10000] [--expert-games 2000] [--seed balance] [--workers N]
 
-Plays all nine ordered difficulty pairings (first player × second player), ``--games`` matches
-each, with ``mineduel.shared.cli.simulate`` (match ``i`` of pairing ``F-S`` uses the run seed
-``{seed}-F-S``, so every figure is reproducible). Writes the tables between the
+Plays all sixteen ordered level pairings (first player × second player): the nine of the specified
+difficulties with ``--games`` matches each, the seven with the expert (issue 18, slower per match)
+with ``--expert-games`` each, with ``mineduel.shared.cli.simulate`` (match ``i`` of pairing ``F-S``
+uses the run seed ``{seed}-F-S``, so every figure is reproducible). Writes the tables between the
 ``generated`` markers of docs/BALANCE.md and keeps the hand-written reading between the
 ``reading`` markers; draws docs/balance.png (needs matplotlib: ``pip install 'mine-duel[chart]'``).
 Exits 1 if any simulated match broke a check (the report names seed and match index).
@@ -22,6 +23,7 @@ from itertools import product
 from pathlib import Path
 
 from mineduel.shared.ai.cpu import MISJUDGMENT_RATE, Difficulty
+from mineduel.shared.ai.levels import Level, specified
 from mineduel.shared.cli.simulate import (
     CPU_REASONS,
     MISJ_NOT,
@@ -62,20 +64,26 @@ def causes(report: Report) -> str:
 
 def generated(reports: list[Report], args: argparse.Namespace, elapsed: float) -> str:
     by_pair = {(r.first, r.second): r for r in reports}
-    games = reports[0].games
+    specified_reports = [r for r in reports if specified(r.first) and specified(r.second)]
+    expert_reports = [r for r in reports if r not in specified_reports]
+    games = specified_reports[0].games
+    expert_games = expert_reports[0].games if expert_reports else 0
     violations = sum(r.tally.violation_count for r in reports)
-    first_wins = sum(r.tally.winners[0] for r in reports)
-    total = sum(r.games for r in reports)
+    first_wins = sum(r.tally.winners[0] for r in specified_reports)
+    total = sum(r.games for r in specified_reports)
+    matches = sum(r.games for r in reports)
     today = datetime.now().astimezone().date()  # the local calendar date, as date.today() gave
     lines = [
         GEN_START,
         "",
         (
-            f"Generated {today.isoformat()} by `{COMMAND} --games {args.games} --seed {args.seed}` "
-            f"({len(reports)} pairings × {games:,} matches = {len(reports) * games:,} matches, "
-            f"{elapsed:.0f} s on {args.workers} worker(s)). Pairing `F-S` used the run seed "
-            f"`{args.seed}-F-S`; rerun any pairing with `mine-duel simulate --games {games} --first F "
-            f"--second S --seed {args.seed}-F-S`. Intervals are 95 % Wilson score intervals, in %."
+            f"Generated {today.isoformat()} by `{COMMAND} --games {args.games} --expert-games "
+            f"{args.expert_games} --seed {args.seed}` ({len(specified_reports)} pairings of the specified "
+            f"levels × {games:,} matches and {len(expert_reports)} pairings with expert × {expert_games:,} "
+            f"matches = {matches:,} matches, {elapsed:.0f} s on {args.workers} worker(s)). Pairing `F-S` used "
+            f"the run seed `{args.seed}-F-S`; rerun any pairing with `mine-duel simulate --games N --first F "
+            f"--second S --seed {args.seed}-F-S` (N = {games} or, with expert, {expert_games}). Intervals are "
+            "95 % Wilson score intervals, in %."
         ),
         "",
         (
@@ -86,12 +94,12 @@ def generated(reports: list[Report], args: argparse.Namespace, elapsed: float) -
         ),
         "",
         (
-            f"Over all nine pairings (each difficulty equally often in each seat) the first player won "
+            f"Over the nine pairings of the specified levels (each equally often in each seat) the first player won "
             f"{ci(wilson(first_wins, total))} % of {total:,} matches; "
-            f"{sum(r.tally.winners[2] for r in reports):,} matches were drawn."
+            f"{sum(r.tally.winners[2] for r in specified_reports):,} of them were drawn."
         ),
         "",
-        "## All nine pairings (first player × second player)",
+        "## All pairings (first player × second player)",
         "",
         (
             "| first | second | matches | first wins % | second wins % | draws % | turns mean / median / p95 / max "
@@ -112,14 +120,14 @@ def generated(reports: list[Report], args: argparse.Namespace, elapsed: float) -
         "## Each pairing over both seat orders",
         "",
         (
-            f"`A vs B` adds up the {games:,} matches with A first and the {games:,} with B first; a mirror "
+            "`A vs B` adds up the matches with A first and those with B first; a mirror "
             "pairing (A vs A) is just its row above, split by seat."
         ),
         "",
         "| A | B | matches | A wins % | B wins % | draws % | A as first wins % | A as second wins % |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    diffs = list(Difficulty)
+    diffs = [level for level in Level if any(r.first == level for r in reports)]
     for i, a in enumerate(diffs):
         for b in diffs[i:]:
             if a == b:
@@ -149,12 +157,12 @@ def generated(reports: list[Report], args: argparse.Namespace, elapsed: float) -
         lines.append(f"| {f} | " + " | ".join(pct(by_pair[(f, s)].rate(0)[0]) for s in diffs) + " |")
     lines += [
         "",
-        "## The AI3 rate as played (all pairings, both seats)",
+        "## The AI3 rate as played (all pairings, both seats; the expert has no misjudgment rate)",
         "",
         "| difficulty | target % | misjudged / times safe and uncertain cells were both explorable | observed % |",
         "| --- | ---: | ---: | ---: |",
     ]
-    for d in diffs:
+    for d in Difficulty:
         taken = not_taken = 0
         for r in reports:
             for seat, diff in ((0, r.first), (1, r.second)):
@@ -165,7 +173,7 @@ def generated(reports: list[Report], args: argparse.Namespace, elapsed: float) -
             f"| {d} | {pct(MISJUDGMENT_RATE[d])} | {taken:,} / {taken + not_taken:,} "
             f"| {ci(wilson(taken, taken + not_taken))} |"
         )
-    lines += ["", "![Results of all nine pairings](balance.png)", "", GEN_END]
+    lines += ["", "![Results of all pairings](balance.png)", "", GEN_END]
     return "\n".join(lines)
 
 
@@ -201,15 +209,19 @@ def write_doc(body: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Regenerate docs/BALANCE.md and docs/balance.png.")
     parser.add_argument("--games", type=int, default=10_000, help="matches per ordered pairing (default 10,000)")
+    parser.add_argument(
+        "--expert-games", type=int, default=2_000, help="matches per ordered pairing with expert (default 2,000)"
+    )
     parser.add_argument("--seed", default="balance", help="run seed prefix (default 'balance')")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args(argv)
     require_matplotlib()
     started = time.perf_counter()
     reports = []
-    for first, second in product(Difficulty, repeat=2):
+    for first, second in product(Level, repeat=2):
         seed = f"{args.seed}-{first}-{second}"
-        report = simulate(first, second, args.games, seed, workers=args.workers)
+        games = args.games if specified(first) and specified(second) else args.expert_games
+        report = simulate(first, second, games, seed, workers=args.workers)
         reports.append(report)
         print(
             f"{first:>6} vs {second:<6} first {ci(report.rate(0))}  second {ci(report.rate(1))}  "
@@ -220,7 +232,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"violation ({v.check}) in match {v.index} of seed {seed!r}: {v.detail}", file=sys.stderr)
     elapsed = time.perf_counter() - started
     write_doc(generated(reports, args, elapsed))
-    draw_chart(reports, str(CHART), title=f"MINE DUEL CPU vs CPU, {args.games:,} matches per pairing (seed {args.seed})")
+    draw_chart(
+        reports,
+        str(CHART),
+        title=(
+            f"MINE DUEL CPU vs CPU, {args.games:,} matches per pairing, {args.expert_games:,} with expert "
+            f"(seed {args.seed})"
+        ),
+    )
     print(f"wrote {DOC.relative_to(ROOT)} and {CHART.relative_to(ROOT)}", file=sys.stderr)
     return 1 if any(r.tally.violation_count for r in reports) else 0
 
