@@ -3,6 +3,7 @@
 Usage::
 
     .venv/bin/python benchmarks/bench_ai.py [--runs 5] [--matches 300] [--games 2000]
+        [--expert-matches 60] [--ablation 0] [--only expert]
 
 1. Decision time. ``--matches`` CPU-vs-CPU matches (difficulties cycling through all nine
    pairings) are played once and every position a CPU had to move in is kept as
@@ -16,8 +17,17 @@ Usage::
    load on a shared machine does not distort. On an idle machine the two-worker wall rate
    approaches twice the one-worker rate when the per-CPU-second rates stay equal.
 
+3. Expert (issue 18). ``--expert-matches`` matches of expert against each level (expert too)
+   are played once; at every expert decision the view and the memory it had are kept. Each run
+   times, on one core, the exact probability count alone (``mine_probabilities`` with the memory's
+   evidence) and the whole expert decision (``expert_step``: memory update, count, choice), and the
+   analysis of whole matches (``explore_risks`` for both seats). Medians over ``--runs``.
+4. ``--ablation N``: N matches per seat order of the expert *without* reserve markers against hard,
+   with the 95 % Wilson interval (what the probabilities alone are worth; docs/AI.md).
+
 Targets (issue): median decision < 0.2 ms, p99 < 2 ms; >= 400 matches/s per core and close
-to twice that on two workers.
+to twice that on two workers. Expert (issue 18): median < 5 ms, p99 < 50 ms per decision, a
+whole match's analysis < 1 s.
 """
 
 from __future__ import annotations
@@ -31,10 +41,17 @@ import sys
 import time
 from itertools import product
 
+from mineduel.shared.ai.analysis import explore_risks
 from mineduel.shared.ai.cpu import Difficulty, next_step
-from mineduel.shared.cli.simulate import simulate
+from mineduel.shared.ai.expert import expert_step
+from mineduel.shared.ai.levels import CpuPlayer, Level
+from mineduel.shared.ai.memory import Memory, remember
+from mineduel.shared.ai.probability import mine_probabilities
+from mineduel.shared.cli.simulate import simulate, wilson
+from mineduel.shared.rules.bitboard import FULL
 from mineduel.shared.rules.engine import ActionType, GameState, Phase, Variant
 from mineduel.shared.rules.views import SeatView
+from mineduel.shared.rules.vocabulary import Action
 
 Position = tuple[SeatView, Difficulty, "int | None"]
 
@@ -83,12 +100,137 @@ def time_decisions(positions: list[Position], seed: int) -> tuple[list[int], lis
     return every, explore
 
 
+ExpertPosition = tuple[SeatView, "Memory | None"]
+
+
+def collect_expert_positions(matches: int) -> tuple[list[ExpertPosition], list[list[Action]]]:
+    """Every expert decision (view, memory before it) over ``matches`` matches against each level,
+    the expert in either seat; and the matches' actions, for the analysis timing."""
+    positions: list[ExpertPosition] = []
+    records: list[list[Action]] = []
+    opponents = list(Level)
+    for index in range(matches):
+        opponent = opponents[index % len(opponents)]
+        levels = (Level.EXPERT, opponent) if index % 2 == 0 else (opponent, Level.EXPERT)
+        players = [CpuPlayer(levels[0]), CpuPlayer(levels[1])]
+        rng = random.Random(f"bench-expert:{index}")
+        state = GameState(Variant.CPU)
+        last_safe: list[int | None] = [None, None]
+        actions: list[Action] = []
+        while not state.over:
+            seat = state.to_move
+            assert seat is not None
+            view = state.view(seat)
+            if players[seat].level is Level.EXPERT:
+                positions.append((view, players[seat].memory))
+            decision = players[seat].step(view, rng, last_safe[1 - seat])
+            state.play(decision.action)
+            actions.append(decision.action)
+            action = decision.action
+            if action.type is ActionType.EXPLORE and state.revealed >> action.cell & 1:  # type: ignore[operator]
+                last_safe[seat] = action.cell
+        records.append(actions)
+    return positions, records
+
+
+def time_expert(positions: list[ExpertPosition], seed: int) -> tuple[list[int], list[int], dict[str, list[int]]]:
+    """Nanoseconds per call: the probability count, the whole decision, and the decision by phase."""
+    rng = random.Random(seed)
+    clock = time.perf_counter_ns
+    count: list[int] = []
+    decide: list[int] = []
+    by_phase: dict[str, list[int]] = {}
+    for view, memory in positions:
+        if view.phase is not Phase.OPEN_EXPLORE:
+            after = remember(memory, view)
+            started = clock()
+            mine_probabilities(view, after.opponent_plants, after.evidence)
+            count.append(clock() - started)
+        started = clock()
+        expert_step(view, memory, rng)
+        spent = clock() - started
+        decide.append(spent)
+        by_phase.setdefault(view.phase.value, []).append(spent)
+    return count, decide, by_phase
+
+
+def expert_section(args: argparse.Namespace) -> None:
+    """Section 3: the probability engine, the expert decision and the analysis, on one core."""
+    positions, records = collect_expert_positions(args.expert_matches)
+    closed = [(FULL & ~view.revealed).bit_count() for view, _ in positions]
+    print(
+        f"\nExpert decision time: {len(positions):,} expert positions from {args.expert_matches} matches "
+        f"(against easy/normal/hard/expert, both seats; closed cells {min(closed)}-{max(closed)}), "
+        f"{args.runs} runs, one core"
+    )
+    rows: dict[str, list[tuple[float, float, float]]] = {}
+    analysis: list[float] = []
+    for run in range(args.runs):
+        count, decide, by_phase = time_expert(positions, run)
+        for name, values in (("probabilities", count), ("expert decision", decide), *sorted(by_phase.items())):
+            values.sort()
+            rows.setdefault(name, []).append((percentile(values, 0.5), percentile(values, 0.99), float(values[-1])))
+        started = time.perf_counter()
+        for actions in records:
+            explore_risks(actions, 0)
+            explore_risks(actions, 1)
+        analysis.append((time.perf_counter() - started) / len(records))
+    for name, runs in rows.items():
+        median = statistics.median(r[0] for r in runs) / 1e6
+        p99 = statistics.median(r[1] for r in runs) / 1e6
+        worst = max(r[2] for r in runs) / 1e6
+        label = name if name in ("probabilities", "expert decision") else f"  in {name}"
+        print(f"  {label:<18} median {median:7.2f} ms   p99 {p99:7.2f} ms   max {worst:8.2f} ms")
+    print(
+        f"  analysis of a whole match (explore_risks for both seats): {1000 * statistics.median(analysis):.0f} ms "
+        "per match (median over runs)"
+    )
+
+
+def ablation_section(games: int) -> None:
+    """Section 4: the expert without reserve markers against hard, both seat orders."""
+    print(f"\nExpert without reserve markers against hard, {games:,} matches per seat order:")
+    for expert_seat in (0, 1):
+        wins = 0
+        for index in range(games):
+            rng = random.Random(f"ablation-{expert_seat}:{index}")
+            state = GameState(Variant.CPU)
+            memory: Memory | None = None
+            last_safe: list[int | None] = [None, None]
+            while not state.over:
+                seat = state.to_move
+                assert seat is not None
+                view = state.view(seat)
+                if seat == expert_seat:
+                    step = expert_step(view, memory, rng, reserves=False)
+                    memory = step.memory
+                    action = step.decision.action
+                else:
+                    action = next_step(view, Difficulty.HARD, rng, last_safe[1 - seat]).action
+                state.play(action)
+                if action.type is ActionType.EXPLORE and state.revealed >> action.cell & 1:  # type: ignore[operator]
+                    last_safe[seat] = action.cell
+            outcome = state.outcome()
+            wins += outcome is not None and outcome.winner == expert_seat
+        rate, low, high = wilson(wins, games)
+        order = "expert first" if expert_seat == 0 else "expert second"
+        print(f"  {order:<14} wins {wins:,}/{games:,} = {100 * rate:.1f} % [{100 * low:.1f}, {100 * high:.1f}]")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--matches", type=int, default=300, help="matches whose positions are timed")
     parser.add_argument("--games", type=int, default=2000, help="matches per throughput run")
+    parser.add_argument("--expert-matches", type=int, default=60, help="matches whose expert positions are timed")
+    parser.add_argument("--ablation", type=int, default=0, help="matches per seat order without reserve markers")
+    parser.add_argument("--only", choices=["expert"], help="run only the expert sections (3 and 4)")
     args = parser.parse_args(argv)
+    if args.only == "expert":
+        expert_section(args)
+        if args.ablation:
+            ablation_section(args.ablation)
+        return 0
 
     positions = collect_positions(args.matches)
     explore_count = sum(1 for view, _, _ in positions if view.phase is Phase.EXPLORE)
@@ -136,6 +278,9 @@ def main(argv: list[str] | None = None) -> int:
         f"  1-minute load average during the runs: {min(loads):.1f}-{max(loads):.1f} "
         "(other processes on the machine share the cores; CPU-seconds are not affected by that)"
     )
+    expert_section(args)
+    if args.ablation:
+        ablation_section(args.ablation)
     return 0
 
 
