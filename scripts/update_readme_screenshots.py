@@ -21,6 +21,7 @@ PICKS = [  # (language, screen name as in mine-duel screenshots, file name in do
     ("zh-CN", "online_match_deadline", "zh-online-match.png"),
     ("en", "online_result_board", "en-online-reveal.png"),
     ("en", "online_waiting_room", "en-waiting-room.png"),
+    ("en", "friend_lan_rooms", "en-lan-rooms.png"),
 ]
 
 
