@@ -31,13 +31,14 @@ from mineduel.shared.rules.engine import GameState, Phase
 class Rig:
     """An app on the online screen, connected to an in-process server, and a scripted opponent."""
 
-    def __init__(self, s: Shooter, *, tokens_ok: bool = True, referee: str | None = None, name: str | None = "Mina") -> None:
+    def __init__(self, s: Shooter, *, tokens_ok: bool = True, referee: str | None = None, name: str | None = "Mina",
+                 public_host: str = "192.168.1.5") -> None:
         from mineduel.client.online_client import FoundServer, HostInfo, OnlineServices
         from mineduel.client.scenes.online import OnlineScene
         from mineduel.client.tokens import TokenStore
 
         self.s = s
-        self.server = server_client.in_process_server(seed=11, referee=referee)
+        self.server = server_client.in_process_server(seed=11, referee=referee, public_host=public_host)
         self._tmp = tempfile.TemporaryDirectory(prefix="mineduel-online-")
         folder = Path(self._tmp.name) / "data"
         if not tokens_ok:
@@ -533,7 +534,7 @@ def _friend_loopback(s: Shooter) -> None:
     """A hosted game on a machine with no network: the note that only this computer can join."""
     from mineduel.client.online_client import HostInfo
 
-    rig = _rig(s)
+    rig = _rig(s, public_host="127.0.0.1")  # what start_host gives the server when only loopback exists
     rig.services.start_host = lambda: HostInfo(47650, "127.0.0.1", lambda: None, 47651, (), True)
     rig.host()
     s.settle(0.3)
