@@ -402,3 +402,21 @@ def test_the_landing_page_fits_a_small_window(tmp_path, srv):
             assert lobby.widgets.by_name(name).rect.bottom <= visible, name
     finally:
         f.close()
+
+
+def test_the_match_carries_the_opponents_name_to_the_match_screen(tmp_path, srv):
+    """match_start's opponent name reaches OnlineMatch.opponent_name (what the player card shows)."""
+    host = srv.peer()
+    code = host.send(type="create_room", name="Ann\u202e", listed=True, client_seed="h")[0]["room"]
+    f = Friend(tmp_path, srv, name="Jun", found=[_lan(code)])
+    try:
+        f.click("friend")
+        f.click(f"room:{code}")
+        f.click("ready")
+        host.send(type="ready", client_seed="h-2")
+        f.d.frame()
+        match = f.lobby.client.match
+        assert match is not None and match.opponent_name == "Ann"  # a control character never reaches the screen
+        assert host.last("match_start")["opponent"]["name"] == "Jun"
+    finally:
+        f.close()
