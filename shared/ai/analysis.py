@@ -9,7 +9,9 @@ time out without one, O5, so the count comes from the actions, not from the turn
 * :func:`seat_timeline` — the seat's view and memory before every action;
 * :func:`probabilities_before` — the heat map before any action (any turn of the record);
 * :func:`explore_risks` — for each explore of the seat: the chosen cell's probability, the safest
-  explorable cell's, and whether the choice was a risk the seat did not have to take.
+  explorable cell's, and whether the choice was a risk the seat did not have to take;
+* :func:`turn_heat_maps` — the heat map at the start of each of the seat's turns (stepping through);
+* :func:`hint` — the safest cells to explore now (issue 18 item 4), from a view and its memory.
 
 Pure: no clock, no randomness; an explore's summary costs one probability count (about a millisecond).
 """
@@ -26,9 +28,19 @@ from mineduel.shared.ai.probability import Probabilities
 from mineduel.shared.rules.bitboard import Cell, Mask, cells
 from mineduel.shared.rules.engine import GameState
 from mineduel.shared.rules.views import SeatView
-from mineduel.shared.rules.vocabulary import Action, ActionType, Refusal, Variant
+from mineduel.shared.rules.vocabulary import Action, ActionType, Phase, Refusal, Variant
 
-__all__ = ["RISK_MARGIN", "ExploreRisk", "Moment", "explore_risks", "probabilities_before", "seat_timeline"]
+__all__ = [
+    "RISK_MARGIN",
+    "ExploreRisk",
+    "Moment",
+    "TurnMap",
+    "explore_risks",
+    "hint",
+    "probabilities_before",
+    "seat_timeline",
+    "turn_heat_maps",
+]
 
 RISK_MARGIN: Final = 0.05
 """An explore is *risky* when its cell's probability exceeds the safest available one by more than this."""
@@ -63,6 +75,30 @@ class ExploreRisk:
     probabilities: Probabilities
 
 
+@dataclass(frozen=True, slots=True)
+class TurnMap:
+    """The heat map at the start of one of the seat's turns (its first view in that turn's explore)."""
+
+    index: int
+    turn: int
+    probabilities: Probabilities
+
+
+def hint(view: SeatView, memory: Memory) -> Mask:
+    """The explorable cells with the lowest probability of an opponent mine (exact ties together)."""
+    probs = seat_probabilities(view, memory)
+    weights = probs.weights
+    best = -1
+    out = 0
+    for cell in cells(view.explorable):
+        w = weights[cell]
+        if best < 0 or w < best:
+            best, out = w, 1 << cell
+        elif w == best:
+            out |= 1 << cell
+    return out
+
+
 def seat_timeline(actions: Sequence[Action], seat: int, variant: Variant | str = Variant.CPU) -> list[Moment]:
     """The seat's view and memory before every action and after the last (refused actions change nothing)."""
     state = GameState(variant)
@@ -89,6 +125,21 @@ def probabilities_before(
     moments = seat_timeline(actions[:index], seat, variant)
     moment = moments[-1]
     return seat_probabilities(moment.view, moment.memory)
+
+
+def turn_heat_maps(
+    actions: Sequence[Action], seat: int, variant: Variant | str = Variant.CPU
+) -> tuple[TurnMap, ...]:
+    """The seat's heat map at the start of each of its turns (opening explore included), in order."""
+    out: list[TurnMap] = []
+    seen: set[int] = set()
+    for moment in seat_timeline(actions, seat, variant):
+        view = moment.view
+        if view.to_move != seat or view.phase not in (Phase.EXPLORE, Phase.OPEN_EXPLORE) or view.turn in seen:
+            continue
+        seen.add(view.turn)
+        out.append(TurnMap(moment.index, view.turn, seat_probabilities(view, moment.memory)))
+    return tuple(out)
 
 
 def explore_risks(

@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from mineduel.shared.ai.analysis import explore_risks, probabilities_before, seat_timeline
+from mineduel.shared.ai.analysis import explore_risks, hint, probabilities_before, seat_timeline, turn_heat_maps
 from mineduel.shared.ai.cpu import Difficulty, StepKind, next_step
 from mineduel.shared.ai.expert import expert_step, seat_probabilities
 from mineduel.shared.ai.levels import LEVELS, CpuPlayer, Level, specified
@@ -262,3 +262,20 @@ def test_analysis_heat_map_uses_only_the_seats_view() -> None:
         moment = timeline[index]
         assert probs == seat_probabilities(moment.view, moment.memory)
         assert sum(probs.values) == pytest.approx(moment.memory.opponent_plants)
+
+
+def test_turn_heat_maps_and_hint_follow_the_seats_turns() -> None:
+    """Analysis: one heat map per turn of the seat (stepping through), each summing to the opponent's
+    mine count; the hint is the set of lowest-probability explorable cells."""
+    _state, actions, _ = play(("expert", "normal"), "turns")
+    maps = turn_heat_maps(actions, 1)
+    turns = [m.turn for m in maps]
+    assert turns == sorted(set(turns)) and turns[0] == 0 and all(t % 2 == 0 for t in turns[1:])
+    timeline = seat_timeline(actions, 1)
+    for turn_map in maps:
+        moment = timeline[turn_map.index]
+        assert sum(turn_map.probabilities.values) == pytest.approx(moment.memory.opponent_plants)
+        if moment.view.phase is Phase.EXPLORE:
+            best = hint(moment.view, moment.memory)
+            lowest = min(turn_map.probabilities.weights[c] for c in cells(moment.view.explorable))
+            assert best and all(turn_map.probabilities.weights[c] == lowest for c in cells(best))
