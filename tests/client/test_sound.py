@@ -421,6 +421,50 @@ def test_a_new_turn_ticks_again():
     assert len(ctx.sounds.names()) == 4  # 5→4, 4, (new deadline) 5, 4
 
 
+class FakeDeadline:
+    """U6: seconds left until ``ends_at`` on the driver's fake clock (the server's deadline, online)."""
+
+    def __init__(self, clock, ends_at: float) -> None:
+        self.clock = clock
+        self.ends_at = ends_at
+
+    def seconds_left(self) -> float | None:
+        return max(0.0, self.ends_at - self.clock())
+
+
+def test_the_match_screen_ticks_in_my_last_five_seconds(driver):
+    """A match offering a deadline (as ONLINE's does; the screen goes by capabilities only): the tick
+    plays once per whole second of my last five, and not at all on the opponent's turn."""
+    from mineduel.client.controller import Capabilities
+    from mineduel.client.cpu_match import CpuMatch
+    from mineduel.shared.rules.notation import from_ascii
+
+    deadline = FakeDeadline(driver.clock, driver.clock() + 1000.0)
+
+    class WithDeadline(CpuMatch):
+        @property
+        def capabilities(self) -> Capabilities:
+            return Capabilities(deadline=deadline)
+
+    state = from_ascii(MID_GAME, phase="end_wait", marker_used=True)
+    driver.app.ctx.new_cpu_match = lambda **k: WithDeadline(clock=driver.clock, state=state, **k)
+    rec = record(driver)
+    skip_tutorial(driver)
+    driver.click_named("start")
+    driver.wait(0.5)
+    deadline.ends_at = driver.clock() + 7.0
+    driver.wait(8.0, step=0.05)
+    assert rec.names().count("deadline_tick") == 5
+    ticks = [t for t, c in rec.cues if c == "deadline_tick"]
+    assert all(0.9 < b - a < 1.1 for a, b in zip(ticks, ticks[1:], strict=False))
+    # The opponent's turn: its deadline makes no sound here.
+    driver.click_named("end_turn")
+    deadline.ends_at = driver.clock() + 4.0
+    before = rec.names().count("deadline_tick")
+    driver.wait(0.6, step=0.05)  # before the CPU's first step (650 ms)
+    assert rec.names().count("deadline_tick") == before
+
+
 # ----- kiosk keys -------------------------------------------------------------------------------------------------
 
 
