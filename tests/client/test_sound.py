@@ -15,6 +15,7 @@ import logging
 import wave
 from array import array
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 from types import ModuleType
 
@@ -456,7 +457,7 @@ def test_the_match_screen_ticks_in_my_last_five_seconds(driver):
     driver.wait(8.0, step=0.05)
     assert rec.names().count("deadline_tick") == 5
     ticks = [t for t, c in rec.cues if c == "deadline_tick"]
-    assert all(0.9 < b - a < 1.1 for a, b in zip(ticks, ticks[1:], strict=False))
+    assert all(0.9 < b - a < 1.1 for a, b in pairwise(ticks))
     # The opponent's turn: its deadline makes no sound here.
     driver.click_named("end_turn")
     deadline.ends_at = driver.clock() + 4.0
@@ -496,3 +497,62 @@ def test_a_kiosk_with_sound_off_is_silent_and_a_new_player_gets_the_kiosk_volume
 
 def test_sound_module_finds_the_shipped_folder():
     assert sound_mod.sound_folder().resolve() == SOUNDS.resolve()
+
+
+# ----- an online match (the in-process server) ------------------------------------------------------------------
+
+
+def test_an_online_match_sounds_too(tmp_path):
+    """The same cues online (the screen reads only events and views): the server's deadline ticks
+    in my last five seconds, the server's automatic explore for me pops, and the opponent's
+    resignation is my win."""
+    from support.inprocess import InProcessServer
+
+    from mineduel.client.online_client import OnlineServices
+    from mineduel.client.scenes.game import GameScene
+    from mineduel.client.scenes.online import OnlineScene
+    from mineduel.client.tokens import TokenStore
+
+    srv = InProcessServer()
+    peer = srv.peer()
+    code = peer.send(type="create_room", client_seed="peer-0")[0]["room"]
+    services = OnlineServices(connect=srv.connector(), tokens=TokenStore(tmp_path / "data"))
+    d = Driver(tmp_path, language="en", join=f"mineduel://127.0.0.1:47650/join/{code}", online_services=lambda: services)
+    try:
+        d.app.ctx.settings = replace(d.app.ctx.settings, player_name="Tester")
+        rec = record(d)
+        lobby = d.app.stack.top
+        assert isinstance(lobby, OnlineScene)
+        d.frame()
+        for name in ("join", "ready"):
+            d.click(d.to_window(lobby.widgets.by_name(name).rect.center))
+            d.frame()
+        peer.send(type="ready", client_seed="peer-1")
+        d.frame()
+        game = d.app.stack.top
+        assert isinstance(game, GameScene)
+
+        def step(seconds: float) -> None:  # the server's clock and the client's move together
+            srv.advance(seconds)
+            d.frame(seconds)
+
+        for _ in range(600):  # until my turn (the peer's opening step may run out first: O4)
+            view = game.view()
+            if view is not None and view.to_move == view.seat:
+                break
+            step(0.1)
+        view = game.view()
+        assert view is not None and view.to_move == view.seat
+        start = len(rec.cues)
+        for _ in range(300):  # let my deadline run out: the server explores for me (O4)
+            step(0.1)
+            if any(c == "explore" for _, c in rec.cues[start:]):
+                break
+        names = [c for _, c in rec.cues[start:]]
+        assert names.count("deadline_tick") == 5
+        assert names.index("explore") > max(i for i, c in enumerate(names) if c == "deadline_tick")
+        peer.send(type="resign")
+        d.wait(1.0)
+        assert rec.names()[-1] == "win"
+    finally:
+        d.close()
