@@ -536,6 +536,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         kiosk, _ = load_config(args.kiosk_config)
     app = App(size=args.size, language=args.lang, seed=args.seed, profile_dir=args.profile_dir, join=args.join, kiosk=kiosk)
     app.frame()  # the first frame before Twisted loads
+    app.ctx.sounds.available()  # open the audio device now, behind the first frame, not in the frame of the first cue
 
     from twisted.internet import reactor, task
     from twisted.python.failure import Failure

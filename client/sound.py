@@ -3,8 +3,10 @@
 The effects are ``assets/sounds/<cue>.wav``, made by ``scripts/make_sounds.py`` (mono, 22,050 Hz,
 16-bit). :class:`MixerSounds` plays them through ``pygame.mixer``:
 
-* the mixer starts on the first cue, not at launch (no audio device is touched by a game that
-  never makes a sound), with a small buffer (:data:`BUFFER` frames, about 23 ms) for low latency;
+* the mixer starts when first needed, never before the first frame: ``mine-duel`` asks for it
+  right after drawing that frame (while Twisted loads, so the first cue's frame does not wait for
+  an audio device), tests and tools on the first cue; a small buffer (:data:`BUFFER` frames, about
+  23 ms) keeps the latency low;
 * volume and mute are read from the live settings at every cue (``settings().sound_volume`` and
   ``sound_muted``), so the settings popup's changes apply at once; the slider's 0–1 is squared
   into the mixer's amplitude, so equal steps sound like equal steps;
