@@ -22,9 +22,10 @@ from datetime import datetime
 from itertools import product
 from pathlib import Path
 
-from mineduel.shared.ai.cpu import MISJUDGMENT_RATE, Difficulty
+from mineduel.shared.ai.cpu import MISJUDGMENT_RATE, Difficulty, StepKind
 from mineduel.shared.ai.levels import Level, specified
 from mineduel.shared.cli.simulate import (
+    _KIND_INDEX,
     CPU_REASONS,
     MISJ_NOT,
     MISJ_TAKEN,
@@ -146,6 +147,7 @@ def generated(reports: list[Report], args: argparse.Namespace, elapsed: float) -
                 f"| {a} | {b} | {n:,} | {ci(wilson(a_wins, n))} | {ci(wilson(b_wins, n))} | {ci(wilson(draws, n))} "
                 f"| {ci(ab.rate(0))} | {ci(ba.rate(1))} |"
             )
+    lines += expert_table(expert_reports)
     lines += [
         "",
         "## First player's win rate (rows: first player, columns: second player), %",
@@ -175,6 +177,45 @@ def generated(reports: list[Report], args: argparse.Namespace, elapsed: float) -
         )
     lines += ["", "![Results of all pairings](balance.png)", "", GEN_END]
     return "\n".join(lines)
+
+
+def expert_table(reports: list[Report]) -> list[str]:
+    """How the expert played: how often it had to guess, how it lost, its reserve markers (docs/AI.md)."""
+    if not reports:
+        return []
+    lines = [
+        "",
+        "## The expert's play",
+        "",
+        (
+            "A *guess* is an explore of a cell whose exact probability of an opponent mine was above 0; "
+            "*reserves* are its markers on cells it knew to be safe, taken back when it had no safe cell "
+            "(docs/AI.md)."
+        ),
+        "",
+        (
+            "| first | second | expert seat | matches | explores that were guesses % | expert lost on a guess % "
+            "| expert checkmated % | reserves placed / taken back per match |"
+        ),
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in reports:
+        for seat, level in ((0, r.first), (1, r.second)):
+            if specified(level):
+                continue
+            row = r.tally.counters[seat]
+            safe = row[_KIND_INDEX[StepKind.EXPLORE_SAFE]]
+            guesses = row[_KIND_INDEX[StepKind.EXPLORE_UNCERTAIN]]
+            checkmated = row[_KIND_INDEX[StepKind.EXPLORE_MINE]]
+            explores = safe + guesses + checkmated
+            lost_on_guess = r.tally.ko_by_loser[seat] - checkmated
+            n = r.games
+            lines.append(
+                f"| {r.first} | {r.second} | {'first' if seat == 0 else 'second'} | {n:,} "
+                f"| {ci(wilson(guesses, explores))} | {ci(wilson(lost_on_guess, n))} | {ci(wilson(checkmated, n))} "
+                f"| {row[_KIND_INDEX[StepKind.MARK]] / n:.1f} / {row[_KIND_INDEX[StepKind.RECOVER_UNFLAG]] / n:.1f} |"
+            )
+    return lines
 
 
 def skeleton() -> str:
