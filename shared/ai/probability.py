@@ -257,83 +257,109 @@ def _solve(
 ) -> tuple[list[int], list[dict[int, int]]]:
     """Every arrangement of one component: counts by number of mines, and per cell.
 
-    Depth-first over the cells, with AI1's two propagation rules (a constraint with no mine
-    left to place clears its free cells; one with as many mines left as free cells fills them)
-    after every choice, so most cells are forced rather than branched on.
+    Cells that lie in exactly the same constraints are interchangeable, so the search runs over
+    those *groups* (how many mines each holds, weighted by a binomial coefficient) instead of over
+    cells. After every choice the bounds propagate (AI1's two rules at group level: a constraint
+    with no mine left to place empties its open groups, one with exactly as many mines left as
+    open cells fills them), so most groups are forced rather than branched on.
     """
+    bounds = [(mask, need, need) for mask, need in cons] + [(pin, 1, pin.bit_count()) for pin in pins]
+    signature: dict[tuple[int, ...], Mask] = {}
+    for cell in cells(component):
+        bit = 1 << cell
+        key = tuple(i for i, (mask, _, _) in enumerate(bounds) if mask & bit)
+        signature[key] = signature.get(key, 0) | bit
+    groups = list(signature.values())
+    sizes = [g.bit_count() for g in groups]
+    n_groups = len(groups)
+    members = [[g for g in range(n_groups) if groups[g] & mask] for mask, _, _ in bounds]
+    lows = [lo for _, lo, _ in bounds]
+    highs = [hi for _, _, hi in bounds]
+    n_bounds = len(bounds)
+    overlapping = _pins_overlap(pins)
     size = component.bit_count()
     counts = [0] * (size + 1)
-    per_cell: list[dict[int, int]] = [{} for _ in range(size + 1)]
-    overlapping = _pins_overlap(pins)
-    leaves: dict[Mask, int] = {}
+    group_weights: list[list[int]] = [[0] * n_groups for _ in range(size + 1)]  # by mines: ways x share
 
-    def propagate(mine: Mask, free: Mask) -> tuple[Mask, Mask] | None:
+    def propagate(assigned: list[int]) -> bool:
         changed = True
         while changed:
             changed = False
-            for mask, need in cons:
-                open_ = mask & free
-                left = need - (mask & mine).bit_count()
-                if left < 0:
-                    return None
-                if not open_:
-                    if left:
-                        return None
-                    continue
-                n_open = open_.bit_count()
-                if left > n_open:
-                    return None
-                if left == 0:
-                    free &= ~open_
+            for i in range(n_bounds):
+                total = 0
+                room = 0
+                for g in members[i]:
+                    c = assigned[g]
+                    if c < 0:
+                        room += sizes[g]
+                    else:
+                        total += c
+                if total > highs[i] or total + room < lows[i]:
+                    return False
+                if room and (total == highs[i] or total + room == lows[i]):
+                    fill = total != highs[i]
+                    for g in members[i]:
+                        if assigned[g] < 0:
+                            assigned[g] = sizes[g] if fill else 0
                     changed = True
-                elif left == n_open:
-                    mine |= open_
-                    free &= ~open_
-                    changed = True
-            for pin in pins:
-                if pin & mine:
-                    continue
-                open_ = pin & free
-                if not open_:
-                    return None
-                if not open_ & (open_ - 1):
-                    mine |= open_
-                    free &= ~open_
-                    changed = True
-        return mine, free
+        return True
 
-    def search(mine: Mask, free: Mask) -> None:
-        state = propagate(mine, free)
-        if state is None:
+    def search(assigned: list[int]) -> None:
+        if not propagate(assigned):
             return
-        mine, free = state
-        if not free:
-            if overlapping and not _distinct_representatives(pins, mine):
+        # The open group of the tightest constraint (least room) is branched on.
+        best_g = -1
+        best_room = 1 << 30
+        for i in range(n_bounds):
+            room = 0
+            first = -1
+            for g in members[i]:
+                if assigned[g] < 0:
+                    room += sizes[g]
+                    if first < 0:
+                        first = g
+            if first >= 0 and room < best_room:
+                best_room, best_g = room, first
+        if best_g < 0:
+            leaf(assigned)
+            return
+        for c in range(sizes[best_g] + 1):
+            branch = assigned.copy()
+            branch[best_g] = c
+            search(branch)
+
+    def leaf(assigned: list[int]) -> None:
+        if overlapping:
+            mine = 0
+            for g in range(n_groups):
+                rest = groups[g]
+                for _ in range(assigned[g]):  # any cells of a group will do: they are interchangeable
+                    low = rest & -rest
+                    mine |= low
+                    rest ^= low
+            if not _distinct_representatives(pins, mine):
                 return
-            leaves[mine] = leaves.get(mine, 0) + 1
-            return
-        # Branch on a free cell of the tightest constraint (fewest free cells).
-        best = 0
-        best_n = 99
-        for mask, _ in cons:
-            open_ = mask & free
-            if open_:
-                n = open_.bit_count()
-                if n < best_n:
-                    best, best_n = open_, n
-        if not best:
-            best = free
-        low = best & -best
-        search(mine | low, free & ~low)
-        search(mine, free & ~low)
-
-    search(0, component)
-    for mine, ways in leaves.items():
-        m = mine.bit_count()
+        ways = 1
+        for g in range(n_groups):
+            ways *= comb(sizes[g], assigned[g])
+        m = sum(assigned)
         counts[m] += ways
-        row = per_cell[m]
-        for cell in cells(mine):
-            row[cell] = row.get(cell, 0) + ways
+        row = group_weights[m]
+        for g in range(n_groups):
+            c = assigned[g]
+            if c:
+                row[g] += ways * c  # divided by the group size below: each cell's share
+    search([-1] * n_groups)
+    per_cell: list[dict[int, int]] = []
+    for m in range(size + 1):
+        row = group_weights[m]
+        out: dict[int, int] = {}
+        for g in range(n_groups):
+            if row[g]:
+                share = row[g] // sizes[g]  # exact: C(n, c) * c / n = C(n - 1, c - 1)
+                for cell in cells(groups[g]):
+                    out[cell] = share
+        per_cell.append(out)
     return counts, per_cell
 
 
