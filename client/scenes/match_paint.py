@@ -132,13 +132,21 @@ class MatchPainter:
             badge_rect = pygame.Rect(rect.left + 9, rect.top + 5, 26, 26)
             canvas.blit(shapes.circle(26, color), badge_rect)
             canvas.blit(shapes.icon(badge, 18, palette.ON_ACCENT), (badge_rect.x + 4, badge_rect.y + 4))
-            name = ctx.t(name_key)
+            name = self.card_name(seat_is_me, name_key)
             blit_text(canvas, ctx.fonts, name, ctx.fonts.fit_size(name, 16, rect.width - 44 - 62, True), palette.INK,
                       bold=True, midleft=(rect.left + 42, badge_rect.centery))
             if view is not None:
                 self.counters(canvas, rect, view, seat_is_me)
             if view is not None:
                 self.player_extras(canvas, rect, badge_rect, seat_is_me, active, color)
+
+    def card_name(self, seat_is_me: bool, name_key: str) -> str:
+        """The card's title: "You", the CPU's label, or (online) the name the opponent chose."""
+        if not seat_is_me:
+            given = getattr(self.scene.controller, "opponent_name", "")
+            if isinstance(given, str) and given:
+                return given
+        return self.ctx.t(name_key)
 
     def counters(self, canvas: pygame.Surface, rect: pygame.Rect, view: SeatView, seat_is_me: bool) -> None:
         """Second row: labelled counts — my mines planted (me only: V2) and the flags on the board."""

@@ -16,6 +16,7 @@ from support.client_driver import Driver
 from support.inprocess import InProcessServer
 
 from mineduel.client.online_client import FoundServer, HostInfo, LanRoom, OnlineServices
+from mineduel.client.scenes.game import GameScene
 from mineduel.client.scenes.lobby_paint import seal_text, seat_title
 from mineduel.client.scenes.lobby_seats import SCAN_EVERY, split_address_code
 from mineduel.client.scenes.name_popup import NameField, NamePopup, default_name
@@ -417,6 +418,11 @@ def test_the_match_carries_the_opponents_name_to_the_match_screen(tmp_path, srv)
         f.d.frame()
         match = f.lobby.client.match
         assert match is not None and match.opponent_name == "Ann"  # a control character never reaches the screen
+        f.d.wait(0.5)
+        game = f.d.app.stack.top
+        assert isinstance(game, GameScene)
+        assert game.paint.card_name(False, "status.opponent") == "Ann"  # the opponent's card shows it
+        assert game.paint.card_name(True, "status.you") == f.d.app.ctx.t("status.you")
         assert host.last("match_start")["opponent"]["name"] == "Jun"
     finally:
         f.close()
