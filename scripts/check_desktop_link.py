@@ -173,7 +173,10 @@ def run(game: Path, server: Path, shot: Path, timeout: float) -> dict[str, objec
                                  timeout=30, check=False).stdout.strip()
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0") if pid.isdigit() else []
             result["game_argv_has_link"] = link in argv
-            result["window_icon_is_the_app_icon"] = _window_icon_matches(windows[0], env)
+            # The class is set when the window is created, the icon just after: ask again for a while.
+            icon: list[bool | None] = []
+            _wait(lambda: icon.append(_window_icon_matches(windows[0], env)) or icon[-1] is not False, 15, step=0.5)
+            result["window_icon_is_the_app_icon"] = icon[-1]
             from mineduel.shared.version import VERSION
 
             saw_hello = _wait(lambda: out.has(f"client='mine-duel/{VERSION}'"), timeout)
