@@ -11,7 +11,7 @@ Randomness only breaks exact ties, through ``rng`` (R4). docs/AI.md explains eve
   own mines around (a number there tells the opponent less about them), then more unrevealed
   neighbours (its number tells the expert more), then uniform. A reserve (below) is taken back first
   when every explorable cell carries some risk. Only certain mines left (C3): a marker when that
-  makes a draw (C1.1/C1.4) instead of a loss, else the explore that loses.
+  flags the whole board (a C1.1 draw) instead of a loss, else the explore that loses.
 * **Plant** (AI4's step): each plantable cell is scored by how many cells the opponent could still
   prove safe after it (read with AI1's rules on the public numbers and the opponent mines the expert
   knows), by the chance that the cell already holds an opponent mine (a wasted, overlapping plant),
@@ -187,12 +187,15 @@ def _tie_break(best: Mask, view: SeatView) -> Mask:
 
 
 def _marker_makes_draw(view: SeatView) -> bool:
-    """C3: a marker on the last explorable cell ends the match in a draw (C1.1 or C1.4), not a loss."""
+    """C3: a marker on the last explorable cell flags every closed cell, a draw (C1.1), not a loss.
+
+    Otherwise the marker itself is recoverable (S2), so C1.3 holds the turn and the cell has to be
+    taken back and explored: a marker then only delays the loss.
+    """
     explorable = view.explorable
     if explorable & (explorable - 1):
         return False  # more than one cell: the turn goes on and an explore follows (a loss anyway)
-    unmarked_after = view.unrevealed & ~view.markers & ~explorable
-    return not unmarked_after or not view.recoverable
+    return not view.unrevealed & ~view.markers & ~explorable
 
 
 def opponent_provable_safe(revealed: Mask, numbers: tuple[int, ...] | list[int], known_mines: Mask) -> Mask:
