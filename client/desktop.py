@@ -361,6 +361,10 @@ def install_main(argv: Sequence[str]) -> int:
     parser.add_argument("--no-register", action="store_true",
                         help="write the files only; do not run update-desktop-database or xdg-mime")
     args = parser.parse_args(argv)
+    if sys.platform in ("win32", "darwin"):
+        print("mine-duel install-desktop: this writes freedesktop entries (Linux and BSD desktops); on Windows "
+              "and macOS the link handler is the registry or the .app's Info.plist: see docs/DESKTOP.md", file=sys.stderr)
+        return 2
     command = [str(Path(args.command).absolute())] if args.command else launcher_command()
     try:
         lines = install(data_home(), command, register=not args.no_register)

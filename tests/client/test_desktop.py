@@ -199,3 +199,25 @@ def test_the_command_registers_and_unregisters_the_link_handler(tmp_path: Path) 
     for mime in desktop.MIME_TYPES:
         assert run("xdg-mime", "query", "default", mime).stdout.strip() == ""
     assert not (tmp_path / "data" / "applications" / f"{APP_ID}.desktop").exists()
+
+
+@pytest.mark.parametrize("platform", ["win32", "darwin"])
+def test_install_desktop_elsewhere_points_to_the_docs_and_writes_nothing(homes, monkeypatch, capsys, platform) -> None:
+    data, _ = homes
+    monkeypatch.setattr(sys, "platform", platform)
+    assert desktop.install_main([]) == 2
+    assert "docs/DESKTOP.md" in capsys.readouterr().err
+    assert not data.exists()
+
+
+def test_a_link_given_to_the_command_reaches_the_game_as_join(monkeypatch) -> None:
+    """``mine-duel LINK`` (what Exec=... %u runs) calls the game with ``--join LINK``."""
+    import mineduel.client.app as app
+    from mineduel.client import cli
+
+    seen: list[list[str]] = []
+    monkeypatch.setattr(app, "main", lambda argv: seen.append(list(argv)) or 0)
+    for name in ("SDL_VIDEO_X11_WMCLASS", "SDL_VIDEO_WAYLAND_WMCLASS"):  # set by cli.main; restored after
+        monkeypatch.setenv(name, "test")
+    assert cli.main(["mineduel://127.0.0.1:47650/join/ABC234"]) == 0
+    assert seen == [["--join", "mineduel://127.0.0.1:47650/join/ABC234"]]
