@@ -496,7 +496,11 @@ def test_a_kiosk_with_sound_off_is_silent_and_a_new_player_gets_the_kiosk_volume
 
 
 def test_sound_module_finds_the_shipped_folder():
-    assert sound_mod.sound_folder().resolve() == SOUNDS.resolve()
+    """The installed package's folder (the checkout's in an editable install, site-packages from the wheel:
+    .ci/run), holding every committed effect byte for byte."""
+    folder = sound_mod.sound_folder()
+    assert sorted(p.name for p in folder.glob("*.wav")) == sorted(p.name for p in SOUNDS.glob("*.wav"))
+    assert all((folder / p.name).read_bytes() == p.read_bytes() for p in SOUNDS.glob("*.wav"))
 
 
 # ----- an online match (the in-process server) ------------------------------------------------------------------
