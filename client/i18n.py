@@ -340,6 +340,8 @@ def _break_allowed(text: str, after: str) -> bool:
         return False
     if before in _SPACES and is_cjk(after) and _is_digit(text.rstrip(_SPACES)[-1:] or "a"):
         return False
+    if before in _SPACES and text.rstrip(_SPACES)[-1:] in NO_LINE_END:
+        return False  # "「 あ": a space after an opening bracket is no place to end a line either
     return before in _SPACES or is_cjk(before) or is_cjk(after)
 
 
@@ -362,7 +364,8 @@ def _split_long(segment: str, max_width: float, measure: Callable[[str], float])
     pieces: list[str] = []
     rest = segment
     while len(rest.rstrip()) > 1 and measure(rest.rstrip()) > max_width:
-        allowed = [cut for cut in range(1, len(rest)) if _kinsoku_ok(rest[cut - 1], rest[cut])]
+        allowed = [cut for cut in range(1, len(rest))
+                   if _kinsoku_ok(rest[cut - 1], rest[cut]) and rest[:cut].rstrip(_SPACES)[-1:] not in NO_LINE_END]
         fitting = [cut for cut in allowed if measure(rest[:cut].rstrip()) <= max_width]
         if fitting:
             cut = fitting[-1]

@@ -7,8 +7,10 @@ in the shipped font):
     sudo apt-get install fonts-noto-cjk          # Debian/Ubuntu; 56 MB, needed only here, not in CI
     .venv/bin/python scripts/make_font_subset.py
 
-What goes in: every character of every ``locales/mineduel.*.json`` string, printable ASCII, and the
-symbols in :data:`EXTRA_SYMBOLS` that the game or pygame_gui draws by hand. Symbols the source face
+What goes in: every character of every ``locales/mineduel.*.json`` string, printable ASCII, the
+symbols in :data:`EXTRA_SYMBOLS` that the game or pygame_gui draws by hand, and what players type
+as their names (:func:`name_characters`: the 2,350 common Hangul syllables of KS X 1001, kana, the
+level-1 Han of JIS X 0208 and GB 2312, and the accented Latin letters of Latin-1; Noto Sans CJK has no Latin Extended-A). Symbols the source face
 does not have are reported and left out (⚑ U+2691 and ✗ U+2717 are not in Noto Sans CJK; draw the flag
 as a shape and use × for "wrong"). A catalog character missing from the source face is an error.
 
@@ -64,6 +66,35 @@ def catalog_characters() -> set[str]:
     if not chars:
         raise SystemExit(f"no catalogs found in {LOCALES}")
     return chars
+
+
+def _double_byte_rows(codec: str, first_row: int, last_row: int) -> set[str]:
+    """The characters of rows ``first_row``–``last_row`` of an EUC-style two-byte character set."""
+    chars: set[str] = set()
+    for row in range(first_row, last_row + 1):
+        for cell in range(0xA1, 0xFF):
+            try:
+                chars.add(bytes((row, cell)).decode(codec))
+            except UnicodeDecodeError:
+                continue
+    return chars
+
+
+def name_characters() -> set[str]:
+    """What a player's name (shown to the opponent, in the LAN list) is most likely written with.
+
+    Player names come from outside the catalogs, so without these they would show as boxes. The sets
+    come from the national standards' common cores, read from Python's own codecs (no data files):
+    KS X 1001's 2,350 Hangul syllables (rows 0xB0–0xC8 of EUC-KR; every Korean name in common use),
+    JIS X 0208 level 1 (2,965 kanji, rows 0xB0–0xCF of EUC-JP), GB 2312 level 1 (3,755 hanzi, rows
+    0xB0–0xD7), both kana blocks, and the accented Latin letters of Latin-1 (the source face has no
+    Latin Extended-A). About 1.5 MB more per face; rarer Han (and the other 8,822 Hangul syllables) still show as a box.
+    """
+    hangul = {ch for ch in _double_byte_rows("euc_kr", 0xB0, 0xC8) if "\uac00" <= ch <= "\ud7a3"}
+    han = _double_byte_rows("euc_jp", 0xB0, 0xCF) | _double_byte_rows("gb2312", 0xB0, 0xD7)
+    kana = {chr(code) for code in (*range(0x3041, 0x3097), *range(0x30A1, 0x30FF))}
+    latin = {chr(code) for code in range(0xC0, 0x100) if chr(code).isalpha()}
+    return hangul | han | kana | latin
 
 
 def open_face(collection: Path, postscript_name: str) -> TTFont:
@@ -128,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--source-dir", type=Path, default=SOURCE_DIR, help="folder of NotoSansCJK-*.ttc")
     args = parser.parse_args(argv)
 
-    wanted = catalog_characters() | set(ASCII_PRINTABLE) | set(EXTRA_SYMBOLS)
+    wanted = catalog_characters() | set(ASCII_PRINTABLE) | set(EXTRA_SYMBOLS) | name_characters()
     wanted -= {"\n", "\t"}
     for ttc, postscript_name, out_name, style in FACES:
         collection = args.source_dir / ttc

@@ -116,6 +116,14 @@ def test_every_catalog_character_is_in_the_font(font_cmap):
     assert not missing, "run scripts/make_font_subset.py: " + ", ".join(sorted(missing))
 
 
+@pytest.mark.parametrize("name", ["김민아", "박서준", "이하늘", "佐藤花子", "渡辺翔太", "さくら", "カズ", "王小明", "张伟",
+                                  "李娜", "José", "Zoë", "Åsa"])
+def test_common_player_names_are_in_the_font(font_cmap, name):
+    """Player names come from outside the catalogs (the opponent's card, the LAN list): the common
+    Hangul, kana, level-1 Han and Latin-1 letters are in the font, so they do not show as boxes."""
+    assert [ch for ch in name if ord(ch) not in font_cmap] == []
+
+
 def test_font_has_ascii_and_hand_drawn_symbols(font_cmap):
     """Printable ASCII and the symbols drawn by hand or by pygame_gui widgets are in the font."""
     wanted = [chr(c) for c in range(0x20, 0x7F)] + list("×→←•✓…−▲▼◀▶╳●")

@@ -9,7 +9,7 @@ import unicodedata
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mineduel.client import i18n, resources
@@ -183,8 +183,8 @@ def _measure_units(text: str) -> int:
 def _cuttable(line: str) -> bool:
     """Whether kinsoku allows any cut inside ``line`` (an over-wide line must be a unit that has none)."""
     body = line.rstrip()
-    return any(body[i] not in NO_LINE_START and body[i - 1] not in NO_LINE_END and body[i] not in " \u3000"
-               for i in range(1, len(body)))
+    return any(body[i] not in NO_LINE_START and body[:i].rstrip(" \u3000")[-1:] not in NO_LINE_END
+               and body[i] not in " \u3000" for i in range(1, len(body)))
 
 
 def _widow(lines: list[str]) -> bool:
@@ -290,7 +290,8 @@ NARROW = st.sampled_from(list("abcXYZ0123456789 ,.:!()-"))
 TEXT = st.lists(st.one_of(WIDE, WIDE, WIDE, NARROW), min_size=1, max_size=60).map("".join).filter(str.strip)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400, deadline=None, derandomize=True, database=None)
+@example(text="「 あ", width=2)  # found by a random run: the space after 「 was a break opportunity
 @given(text=TEXT, width=st.integers(min_value=2, max_value=40))
 def test_wrap_properties_on_any_text(text, width):
     """Any mix of kana, Han, punctuation, Latin and digits at any width: nothing is lost, no line
@@ -304,7 +305,7 @@ CJK_WORD = st.tuples(st.sampled_from(list("あいうかきく漢字探索地雷�
                      st.sampled_from(["", "", "", "、", "。", "ー", "っ", "！」"])).map("".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400, deadline=None, derandomize=True, database=None)
 @given(words=st.lists(CJK_WORD, min_size=1, max_size=40), width=st.integers(min_value=12, max_value=40))
 def test_no_lone_last_character_in_any_japanese_or_chinese_paragraph(words, width):
     """Kana/Han text with its punctuation, a line wide enough for two of its longest unbreakable
