@@ -8,11 +8,12 @@ in the shipped font):
     .venv/bin/python scripts/make_font_subset.py
 
 What goes in: every character of every ``locales/mineduel.*.json`` string, printable ASCII, the
-symbols in :data:`EXTRA_SYMBOLS` that the game or pygame_gui draws by hand, and what players type
-as their names (:func:`name_characters`: the 2,350 common Hangul syllables of KS X 1001, kana, the
-level-1 Han of JIS X 0208 and GB 2312, and the accented Latin letters of Latin-1; Noto Sans CJK has no Latin Extended-A). Symbols the source face
-does not have are reported and left out (⚑ U+2691 and ✗ U+2717 are not in Noto Sans CJK; draw the flag
-as a shape and use × for "wrong"). A catalog character missing from the source face is an error.
+symbols in :data:`EXTRA_SYMBOLS` that the game or pygame_gui draws by hand, and what players type as
+their names (:func:`name_characters`: the 2,350 common Hangul syllables of KS X 1001, kana, the
+level-1 Han of JIS X 0208 and GB 2312, and the accented Latin letters of Latin-1; Noto Sans CJK has
+no Latin Extended-A). Symbols the source face does not have are reported and left out (⚑ U+2691 and
+✗ U+2717 are not in Noto Sans CJK; draw the flag as a shape and use × for "wrong"). A catalog
+character missing from the source face is an error.
 
 Which face: the ``.ttc`` holds JP, KR, SC, TC and HK faces with identical Hangul, kana and Latin but
 region-specific Han shapes and punctuation. We take the face whose PostScript name is
