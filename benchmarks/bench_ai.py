@@ -3,7 +3,7 @@
 Usage::
 
     .venv/bin/python benchmarks/bench_ai.py [--runs 5] [--matches 300] [--games 2000]
-        [--expert-matches 60] [--ablation 0] [--only expert]
+        [--expert-matches 60] [--ablation 0] [--ablation-against hard] [--only expert]
 
 1. Decision time. ``--matches`` CPU-vs-CPU matches (difficulties cycling through all nine
    pairings) are played once and every position a CPU had to move in is kept as
@@ -187,9 +187,9 @@ def expert_section(args: argparse.Namespace) -> None:
     )
 
 
-def ablation_section(games: int) -> None:
-    """Section 4: the expert without reserve markers against hard, both seat orders."""
-    print(f"\nExpert without reserve markers against hard, {games:,} matches per seat order:")
+def ablation_section(games: int, opponent: Difficulty = Difficulty.HARD) -> None:
+    """Section 4: the expert without reserve markers against a specified level, both seat orders."""
+    print(f"\nExpert without reserve markers against {opponent}, {games:,} matches per seat order:")
     for expert_seat in (0, 1):
         wins = 0
         for index in range(games):
@@ -206,7 +206,7 @@ def ablation_section(games: int) -> None:
                     memory = step.memory
                     action = step.decision.action
                 else:
-                    action = next_step(view, Difficulty.HARD, rng, last_safe[1 - seat]).action
+                    action = next_step(view, opponent, rng, last_safe[1 - seat]).action
                 state.play(action)
                 if action.type is ActionType.EXPLORE and state.revealed >> action.cell & 1:  # type: ignore[operator]
                     last_safe[seat] = action.cell
@@ -224,12 +224,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=2000, help="matches per throughput run")
     parser.add_argument("--expert-matches", type=int, default=60, help="matches whose expert positions are timed")
     parser.add_argument("--ablation", type=int, default=0, help="matches per seat order without reserve markers")
+    parser.add_argument(
+        "--ablation-against", choices=[d.value for d in Difficulty], default="hard", help="the ablation's opponent"
+    )
     parser.add_argument("--only", choices=["expert"], help="run only the expert sections (3 and 4)")
     args = parser.parse_args(argv)
     if args.only == "expert":
         expert_section(args)
         if args.ablation:
-            ablation_section(args.ablation)
+            ablation_section(args.ablation, Difficulty(args.ablation_against))
         return 0
 
     positions = collect_positions(args.matches)
@@ -280,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     expert_section(args)
     if args.ablation:
-        ablation_section(args.ablation)
+        ablation_section(args.ablation, Difficulty(args.ablation_against))
     return 0
 
 
