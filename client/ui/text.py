@@ -9,6 +9,7 @@ measured with the real font and cached.
 
 from __future__ import annotations
 
+import io
 from collections import OrderedDict
 from functools import lru_cache
 
@@ -18,6 +19,17 @@ from mineduel.client.i18n import wrap
 from mineduel.client.resources import font_path
 
 Color = tuple[int, int, int]
+
+
+@lru_cache(maxsize=2)
+def _font_file(bold: bool) -> bytes:
+    """The font file's bytes, read once per process.
+
+    Fonts are made from memory, not from the path: pygame keeps a font opened by path open as a file
+    for the font's life, one descriptor per size and weight, and a long-lived process (or a test run
+    that makes many apps) would hold hundreds of them, past select()'s 1,024.
+    """
+    return font_path(bold=bold).read_bytes()
 
 
 class FontBook:
@@ -32,7 +44,7 @@ class FontBook:
         key = (size, bold)
         font = self._fonts.get(key)
         if font is None:
-            font = pygame.font.Font(str(font_path(bold=bold)), size)
+            font = pygame.font.Font(io.BytesIO(_font_file(bold)), size)
             self._fonts[key] = font
         return font
 
