@@ -7,7 +7,12 @@ a board cell) is on screen and enabled, then clicks it. Printed per path: clicks
 from launch to the goal *without* a human's reading time (what the game itself costs), plus the
 time the window took to show its first frame.
 
-    python benchmarks/first_hour.py [--paths cpu,host,join] [--rounds 3]
+    python benchmarks/first_hour.py [--paths cpu,host,lan,join] [--rounds 3] [--returning]
+
+``cpu``: launch → the first explore against the CPU; ``host``: launch → seated in a room of one's
+own (the invite shown); ``lan``: launch → seated in a room a friend made on the network; ``join``:
+the game opened by a clicked invite link → seated. A new player answers the language picker, the
+tutorial offer (Skip) and the name popup once; ``--returning`` has all three saved.
 
 Needs Xvfb and xdotool (Debian: xvfb, xdotool). Starts its own Xvfb on a free display when
 DISPLAY is not set. Everything listens on loopback only.
@@ -108,18 +113,25 @@ def _find(app: Any, target: str) -> tuple[int, int] | None:
         groups.append(top.widgets)
     for group in groups:
         for button in group.buttons:
-            if button.name == target and button.enabled:
+            matches = button.name.startswith(target[:-1]) if target.endswith("*") else button.name == target
+            if matches and button.enabled:
                 return to_window(button.rect.center)
     return None
 
 
-def run_path(path: Path_, *, link: str | None = None) -> Result:
-    """One fresh player along ``path``; the reactor is run and stopped here."""
+RETURNING = {"version": 1, "language": "en", "player_name": "Mina", "tutorial": "skipped"}
+
+
+def run_path(path: Path_, *, link: str | None = None, returning: bool = False) -> Result:
+    """One player along ``path`` (new: an empty profile; returning: language, name and tutorial
+    already settled); the reactor is run and stopped here."""
     from twisted.internet import reactor, task
 
     from mineduel.client.app import App
 
     profile = Path(tempfile.mkdtemp(prefix="first-hour-"))
+    if returning:
+        (profile / "settings.json").write_text(json.dumps(RETURNING), encoding="utf-8")
     result = Result()
     t0 = time.perf_counter()
     app = App(profile_dir=profile, join=link, size=(390, 844))
@@ -164,14 +176,22 @@ def run_path(path: Path_, *, link: str | None = None) -> Result:
     return result
 
 
-PLANS: dict[str, list[str]] = {
-    "cpu": ["lang:en", "tutorial_skip", "start", "cell:27"],
-    "host": ["lang:en", "tutorial_skip", "friend", "host"],
+# A target is a button name (``room:*``: the first button whose name starts with ``room:``) or ``cell:N``.
+PLANS: dict[str, list[str]] = {  # a player who has never run the game: language, tutorial offer, name once
+    "cpu": ["lang:en", "tutorial.skip", "start", "cell:27"],
+    "host": ["lang:en", "tutorial.skip", "friend", "host", "name_ok"],
+    "lan": ["lang:en", "tutorial.skip", "friend", "room:*", "name_ok"],
+    "join": ["join", "name_ok"],
+}
+RETURNING_PLANS: dict[str, list[str]] = {  # the same player on a later day
+    "cpu": ["start", "cell:27"],
+    "host": ["friend", "host"],
+    "lan": ["friend", "room:*"],
     "join": ["join"],
 }
 
 
-def _one(name: str, plan: list[str]) -> dict[str, Any]:
+def _one(name: str, plan: list[str], returning: bool) -> dict[str, Any]:
     """One path in this process (Twisted's reactor runs once per process)."""
     from mineduel.client.scenes.game import GameScene
 
@@ -184,28 +204,31 @@ def _one(name: str, plan: list[str]) -> dict[str, Any]:
         session = app.online_session
         return session is not None and session.seated
 
-    goals = {"cpu": first_move, "host": seated, "join": seated}
-    link = _waiting_room_link() if name == "join" else None
-    result = run_path(Path_(name, [Step(t) for t in plan], goals[name]), link=link)
+    goals = {"cpu": first_move, "host": seated, "join": seated, "lan": seated}
+    link = _waiting_room_link(listed=name == "lan")
+    result = run_path(Path_(name, [Step(t) for t in plan], goals[name]), link=link if name == "join" else None,
+                      returning=returning)
     return {"path": name, "clicks": result.clicks, "seconds": round(result.seconds, 2),
             "first_frame_s": round(result.first_frame, 2), "stuck_at": result.stuck, "clicked": result.trace}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--paths", default="cpu,host,join")
+    parser.add_argument("--paths", default="cpu,host,lan,join")
+    parser.add_argument("--returning", action="store_true",
+                        help="a player whose language, name and tutorial choice are already saved")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--plan", type=Path, default=None,
                         help="a JSON file {path: [targets...]} replacing the built-in steps (to measure an older tree)")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    plans = dict(PLANS)
+    plans = dict(RETURNING_PLANS if args.returning else PLANS)
     if args.plan is not None:
         plans.update(json.loads(args.plan.read_text()))
     if args.one is not None:
         os.environ["SDL_VIDEODRIVER"] = "x11"
         os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
-        print(json.dumps(_one(args.one, plans[args.one])), flush=True)
+        print(json.dumps(_one(args.one, plans[args.one], args.returning)), flush=True)
         return 0
     if shutil.which("xdotool") is None or (not os.environ.get("DISPLAY") and shutil.which("Xvfb") is None):
         print("first_hour: needs xdotool and Xvfb (Debian: xvfb, xdotool)", file=sys.stderr)
@@ -217,6 +240,7 @@ def main() -> int:
             runs = []
             for _ in range(args.rounds):
                 cmd = [sys.executable, __file__, "--one", name] + (["--plan", str(args.plan)] if args.plan else [])
+                cmd += ["--returning"] if args.returning else []
                 out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
                 lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
                 if out.returncode or not lines:
@@ -228,7 +252,8 @@ def main() -> int:
                 continue
             stuck = [r["stuck_at"] for r in runs if r["stuck_at"]]
             failed = failed or bool(stuck)
-            print(json.dumps({"path": name, "clicks": runs[0]["clicks"], "clicked": runs[0]["clicked"],
+            print(json.dumps({"path": name, "player": "returning" if args.returning else "new",
+                              "clicks": runs[0]["clicks"], "clicked": runs[0]["clicked"],
                               "median_seconds": statistics.median(r["seconds"] for r in runs),
                               "median_first_frame_s": statistics.median(r["first_frame_s"] for r in runs),
                               "rounds": len(runs), "stuck_at": stuck or None}), flush=True)
@@ -238,10 +263,12 @@ def main() -> int:
             xvfb.terminate()
 
 
-def _waiting_room_link() -> str:
-    """Start ``mine-duel-server --port 0`` and create a room with a line client; the invite link."""
+def _waiting_room_link(*, listed: bool) -> str:
+    """Start ``mine-duel-server --port 0`` and create a room with a line client; the invite link.
+    ``listed``: the room is offered on LAN discovery's default port, where the game looks."""
     folder = Path(tempfile.mkdtemp(prefix="first-hour-server-"))
-    proc = subprocess.Popen([sys.executable, "-m", "mineduel.server", "--port", "0", "--udp-port", "0",
+    udp = "47651" if listed else "0"
+    proc = subprocess.Popen([sys.executable, "-m", "mineduel.server", "--port", "0", "--udp-port", udp,
                              "--db", str(folder / "db.sqlite")], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     port = None
@@ -256,7 +283,7 @@ def _waiting_room_link() -> str:
     sock = socket.create_connection(("127.0.0.1", port), timeout=5)
     f = sock.makefile("rw", encoding="utf-8", newline="\n")
     f.write(json.dumps({"type": "hello", "protocol": 1}) + "\n")
-    f.write(json.dumps({"type": "create_room", "name": "Host"}) + "\n")
+    f.write(json.dumps({"type": "create_room", "name": "Ann", "listed": listed}) + "\n")
     f.flush()
     code = None
     while code is None:
