@@ -18,7 +18,9 @@ from math import comb
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.strategies import random_records
 
+from mineduel.shared.ai.analysis import seat_timeline
 from mineduel.shared.ai.cpu import Difficulty, next_step
 from mineduel.shared.ai.levels import CpuPlayer
 from mineduel.shared.ai.memory import Memory, remember
@@ -29,6 +31,7 @@ from mineduel.shared.ai.probability import (
     mine_probabilities,
     probabilities_of,
 )
+from mineduel.shared.fairness.record import from_json
 from mineduel.shared.rules.bitboard import FULL, NEIGHBOURS, cell_of, cells, mask_of
 from mineduel.shared.rules.engine import ActionType, GameState, Phase, Variant
 from mineduel.shared.rules.notation import from_ascii
@@ -278,3 +281,29 @@ def test_hard_against_hard_positions_late_in_the_match_equal_brute_force() -> No
             if action.type is ActionType.EXPLORE and state.revealed >> action.cell & 1:  # type: ignore[operator]
                 last[seat] = action.cell
     assert checked >= 20
+
+
+def test_analysis_memory_is_sound_on_generated_records_with_refusals_and_timeouts() -> None:
+    """Any record, CPU or ONLINE (refused actions, O4/O5 timeouts that skip plants, endings): the seat's
+    timeline counts the opponent's plants from the actions, and its evidence and exact 0/1 are true."""
+    moments = 0
+    for raw in random_records(seed=18, count=40) + random_records(seed=19, count=40, variant="online"):
+        record = from_json(raw)
+        for seat in (0, 1):
+            state = GameState(record.variant)
+            timeline = seat_timeline(record.actions, seat, record.variant)
+            for moment in timeline:
+                assert moment.view == state.view(seat)
+                opponent = state.mines[1 - seat]
+                memory = moment.memory
+                assert memory.opponent_plants == opponent.bit_count()
+                assert memory.evidence.certain & ~opponent == 0
+                pins = [p for p in memory.evidence.pins if not p & memory.evidence.certain]
+                assert _has_distinct_cells(pins, opponent)
+                if not state.over:
+                    probs = mine_probabilities(moment.view, memory.opponent_plants, memory.evidence)
+                    assert probs.safe & opponent == 0 and probs.certain & ~opponent == 0
+                    moments += 1
+                if moment.index < len(record.actions):
+                    state.apply(record.actions[moment.index])
+    assert moments > 2000
