@@ -103,11 +103,13 @@ def time_decisions(positions: list[Position], seed: int) -> tuple[list[int], lis
 ExpertPosition = tuple[SeatView, "Memory | None"]
 
 
-def collect_expert_positions(matches: int) -> tuple[list[ExpertPosition], list[list[Action]]]:
+def collect_expert_positions(matches: int) -> tuple[list[ExpertPosition], list[list[Action]], tuple[int, int, int]]:
     """Every expert decision (view, memory before it) over ``matches`` matches against each level,
-    the expert in either seat; and the matches' actions, for the analysis timing."""
+    the expert in either seat; the matches' actions, for the analysis timing; and (opponent plants,
+    plants its memory pinned, pinned to one cell)."""
     positions: list[ExpertPosition] = []
     records: list[list[Action]] = []
+    plants = pinned = exact = 0
     opponents = list(Level)
     for index in range(matches):
         opponent = opponents[index % len(opponents)]
@@ -130,7 +132,12 @@ def collect_expert_positions(matches: int) -> tuple[list[ExpertPosition], list[l
             if action.type is ActionType.EXPLORE and state.revealed >> action.cell & 1:  # type: ignore[operator]
                 last_safe[seat] = action.cell
         records.append(actions)
-    return positions, records
+        for player in players:
+            if player.level is Level.EXPERT and player.memory is not None:
+                plants += player.memory.opponent_plants
+                pinned += len(player.memory.evidence.pins)
+                exact += sum(pin.bit_count() == 1 for pin in player.memory.evidence.pins)
+    return positions, records, (plants, pinned, exact)
 
 
 def time_expert(positions: list[ExpertPosition], seed: int) -> tuple[list[int], list[int], dict[str, list[int]]]:
@@ -156,7 +163,7 @@ def time_expert(positions: list[ExpertPosition], seed: int) -> tuple[list[int], 
 
 def expert_section(args: argparse.Namespace) -> None:
     """Section 3: the probability engine, the expert decision and the analysis, on one core."""
-    positions, records = collect_expert_positions(args.expert_matches)
+    positions, records, (plants, pinned, exact) = collect_expert_positions(args.expert_matches)
     closed = [(FULL & ~view.revealed).bit_count() for view, _ in positions]
     print(
         f"\nExpert decision time: {len(positions):,} expert positions from {args.expert_matches} matches "
@@ -184,6 +191,10 @@ def expert_section(args: argparse.Namespace) -> None:
     print(
         f"  analysis of a whole match (explore_risks for both seats): {1000 * statistics.median(analysis):.0f} ms "
         "per match (median over runs)"
+    )
+    print(
+        f"  memory: {pinned:,} of the opponents' {plants:,} plants pinned ({100 * pinned / max(1, plants):.0f} %), "
+        f"{exact:,} to one cell ({100 * exact / max(1, plants):.0f} %)"
     )
 
 
