@@ -54,7 +54,13 @@ def remember(memory: Memory | None, view: SeatView, opponent_plants: int | None 
     derives it from the view (:func:`cpu_opponent_plants`), ONLINE callers count ``Planted`` events.
     """
     plants = cpu_opponent_plants(view) if opponent_plants is None else opponent_plants
-    if memory is None or memory.seat != view.seat:
+    if (
+        memory is None
+        or memory.seat != view.seat
+        or memory.revealed & ~view.revealed  # cells closed again, mines gone: another match (B6)
+        or memory.my_mines & ~view.my_mines
+        or plants < memory.opponent_plants
+    ):
         return Memory(view.seat, view.revealed, view.numbers, view.my_mines, plants)
     evidence = memory.evidence
     new_plants = plants - memory.opponent_plants

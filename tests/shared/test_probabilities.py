@@ -307,3 +307,11 @@ def test_analysis_memory_is_sound_on_generated_records_with_refusals_and_timeout
                 if moment.index < len(record.actions):
                     state.apply(record.actions[moment.index])
     assert moments > 2000
+
+
+def test_memory_starts_again_for_another_match() -> None:
+    """A view that is not a later view of the same match (cells closed again, fewer plants) resets it."""
+    _state, _seat, memory = next(p for p in _real_positions(1, "reset") if p[2].evidence.pins)
+    fresh = GameState(Variant.CPU).view(memory.seat)
+    again = remember(memory, fresh, 0)
+    assert again == Memory(memory.seat, 0, fresh.numbers, 0, 0)
