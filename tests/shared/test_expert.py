@@ -279,3 +279,12 @@ def test_turn_heat_maps_and_hint_follow_the_seats_turns() -> None:
             best = hint(moment.view, moment.memory)
             lowest = min(turn_map.probabilities.weights[c] for c in cells(moment.view.explorable))
             assert best and all(turn_map.probabilities.weights[c] == lowest for c in cells(best))
+
+
+def test_expert_simulation_is_reproducible_whatever_the_worker_count() -> None:
+    """R4: the expert's memory lives in its match, so one worker or two give the same report."""
+    one = sim.simulate("expert", "normal", 12, seed=18, workers=1).to_json()
+    two = sim.simulate("expert", "normal", 12, seed=18, workers=2, chunk=5).to_json()
+    for report in (one, two):
+        del report["elapsed_seconds"], report["matches_per_second"], report["workers"]
+    assert one == two
