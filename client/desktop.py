@@ -242,13 +242,17 @@ class DesktopError(Exception):
     """An install or removal that cannot go ahead; nothing was changed."""
 
 
+class NotOurs(DesktopError):
+    """A file at one of the install's paths that no earlier install wrote (it is never overwritten)."""
+
+
 def _run_tool(runner: Runner, argv: list[str]) -> bool:
     """Run a desktop tool if it is installed; False when it is missing or fails (the install stands)."""
     if shutil.which(argv[0]) is None:
         return False
     try:
         result = runner(argv)
-    except OSError:
+    except (OSError, subprocess.SubprocessError):  # a tool that cannot start, or hangs past its timeout
         return False
     return getattr(result, "returncode", 0) == 0
 
@@ -267,7 +271,7 @@ def install(
     ours = set(manifest.files)
     foreign = [str(base / rel) for rel in files if (base / rel).exists() and rel.as_posix() not in ours]
     if foreign:
-        raise DesktopError("not overwriting files an earlier install-desktop did not write: " + ", ".join(foreign))
+        raise NotOurs("not overwriting files an earlier install-desktop did not write: " + ", ".join(foreign))
     report = []
     base.mkdir(parents=True, exist_ok=True)  # the data folder itself is the user's, never removed
     for rel, data in [(MANIFEST, b""), *files.items()]:
@@ -347,6 +351,68 @@ def uninstall(base: Path, config: Path, *, runner: Runner = _default_runner) -> 
     return report
 
 
+def supported() -> bool:
+    """Whether install-desktop applies here: freedesktop systems, not Windows or macOS (docs/DESKTOP.md)."""
+    return sys.platform not in ("win32", "darwin")
+
+
+def _entry_exec(path: Path) -> str | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return next((line[5:] for line in text.splitlines() if line.startswith("Exec=")), None)
+
+
+def _default_handlers(path: Path) -> dict[str, str]:
+    """The first application ``mimeapps.list`` names for each MIME type under [Default Applications]."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return {}
+    out: dict[str, str] = {}
+    section = ""
+    for line in lines:
+        line = line.strip()
+        if line.startswith("["):
+            section = line
+        elif section == "[Default Applications]" and "=" in line:
+            key, _, value = line.partition("=")
+            first = next((a for a in value.split(";") if a.strip()), "")
+            out.setdefault(key.strip(), first.strip())
+    return out
+
+
+def link_state(base: Path, config: Path, command: Sequence[str]) -> str:
+    """Where this user's invite links stand, read from what :func:`install` wrote under ``base``:
+
+    ``"off"`` (no install), ``"on"`` (the entry runs ``command``), ``"moved"`` (it runs another
+    program: a moved or second installation), ``"other"`` (xdg-mime had made it the handler and
+    ``config``/mimeapps.list now names another program first). A damaged manifest raises DesktopError.
+    """
+    manifest = Manifest.load(base / MANIFEST)
+    rel = (Path("applications") / f"{APP_ID}.desktop").as_posix()
+    entry = base / rel
+    if rel not in manifest.files or not entry.is_file():
+        return "off"
+    if _entry_exec(entry) != f"{' '.join(exec_argument(a) for a in command)} %u":
+        return "moved"
+    handlers = _default_handlers(config / "mimeapps.list")
+    if any(handlers.get(m, f"{APP_ID}.desktop") != f"{APP_ID}.desktop" for m in manifest.mime_defaults):
+        return "other"
+    return "on"
+
+
+def system_entry() -> Path | None:
+    """The entry a system package installed for every user (the .deb's), found through ``$XDG_DATA_DIRS``."""
+    dirs = os.environ.get("XDG_DATA_DIRS", "") or "/usr/local/share:/usr/share"
+    for folder in dirs.split(os.pathsep):
+        path = Path(folder) / "applications" / f"{APP_ID}.desktop"
+        if os.path.isabs(folder) and path.is_file():
+            return path
+    return None
+
+
 def _parser(prog: str, description: str) -> argparse.ArgumentParser:
     return argparse.ArgumentParser(prog=prog, description=description)
 
@@ -361,7 +427,7 @@ def install_main(argv: Sequence[str]) -> int:
     parser.add_argument("--no-register", action="store_true",
                         help="write the files only; do not run update-desktop-database or xdg-mime")
     args = parser.parse_args(argv)
-    if sys.platform in ("win32", "darwin"):
+    if not supported():
         print("mine-duel install-desktop: this writes freedesktop entries (Linux and BSD desktops); on Windows "
               "and macOS the link handler is the registry or the .app's Info.plist: see docs/DESKTOP.md", file=sys.stderr)
         return 2

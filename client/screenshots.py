@@ -286,12 +286,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             with tempfile.TemporaryDirectory(prefix="mineduel-shot-") as tmp:
                 first_run = name == "language_first_run"
                 shooter = Shooter(folder, None if first_run else code, Path(tmp))
+                # The settings' invite-links row reads (and may write) the desktop folders: a throw-away set.
+                saved_env = {k: os.environ.get(k) for k in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_DATA_DIRS")}
+                os.environ.update(XDG_DATA_HOME=f"{tmp}/xdg-data", XDG_CONFIG_HOME=f"{tmp}/xdg-config",
+                                  XDG_DATA_DIRS=f"{tmp}/xdg-system")
                 try:
                     run(shooter)
                     shooter.save(f"{index:02d}_{name}")
                     written += 1
                 finally:
                     shooter.close()
+                    for key, value in saved_env.items():
+                        if value is None:
+                            os.environ.pop(key, None)
+                        else:
+                            os.environ[key] = value
     print(f"wrote {written} screenshots to {args.out}")
     return 0
 
@@ -326,6 +335,14 @@ def _settings_muted_name(s: Shooter) -> None:
     pg.event.post(pg.event.Event(pg.TEXTINPUT, text="Mina"))
     s.frame(0.02)
     s.key(pg.K_RETURN)
+    s.settle(0.3)
+
+
+@shot("settings_links_on")
+def _settings_links_on(s: Shooter) -> None:
+    """Invite links turned on from the settings (Linux): the row says so, its button turns them off."""
+    _open_settings(s)
+    s.click_button("links")
     s.settle(0.3)
 
 

@@ -12,6 +12,10 @@ Everything applies at once and is kept with the other settings through ``ctx.sav
   Enter saves it, so does Close. A name that does not pass keeps the popup open with the reason
   (nothing typed is dropped silently); an empty field means "no name" (online play asks again).
   Shown only where online play is offered (a kiosk without it has no use for a name);
+* invite links — on a Linux (freedesktop) desktop, not a kiosk: whether a click on a
+  ``mineduel://`` link opens this game, and one button that turns it on or off (or repairs an entry
+  that starts another copy) exactly as ``mine-duel install-desktop`` / ``uninstall-desktop`` do
+  (client/desktop_links.py); a failure is one line and changes nothing;
 * language — opens the language picker (its choice then brings this popup back).
 """
 
@@ -19,9 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 import pygame
 
+from mineduel.client import desktop_links
 from mineduel.client.i18n import native_name
 from mineduel.client.scenes.base import Context, Popup
 from mineduel.client.scenes.name_popup import NameField
@@ -51,6 +57,9 @@ class SettingsPopup(Popup):
         self.name_field.set_text(ctx.settings.player_name or "")
         self.name_note: str | None = None  # "settings.name_saved" / "settings.name_invalid", else the hint
         self._dragging = False
+        self.show_links = desktop_links.offered(kiosk=not ctx.allowed.files)
+        self.link_state = desktop_links.state() if self.show_links else "off"
+        self.link_failure: desktop_links.Failure | None = None  # the last button press's, until the next
         self.relayout()
         self.widgets.focus_name("close")
 
@@ -71,7 +80,14 @@ class SettingsPopup(Popup):
                  ctx.t("settings.name_saved"))
         self._hint_h = max(paragraph_height(ctx.fonts, line, 13, inner) for line in lines) if self.show_name else 0
         name_h = (LABEL + ROW + 6 + self._hint_h + 16) if self.show_name else 0
-        height = PAD + 44 + LABEL + ROW + 10 + BUTTON_H + self._note_h + 16 + name_h + 54 + 14 + BUTTON_H + PAD
+        link_action = desktop_links.ACTIONS.get(self.link_state) if self.show_links else None
+        if self.show_links:  # the tallest state line, so the card keeps its size (and the button its place) on a press
+            states = [ctx.t(desktop_links.state_line(s), folder="") for s in desktop_links.STATE_LINES if s != "damaged"]
+            self._links_h = max(paragraph_height(ctx.fonts, line, 13, inner) for line in [*states, self._links_line()[0]])
+        else:
+            self._links_h = 0
+        links_h = (LABEL + self._links_h + (10 + BUTTON_H + 16 if link_action else 16)) if self.show_links else 0
+        height = PAD + 44 + LABEL + ROW + 10 + BUTTON_H + self._note_h + 16 + name_h + links_h + 54 + 14 + BUTTON_H + PAD
         self.set_card_height(height)
         left, top = self.card.left + PAD, self.card.top + PAD + 44
         self._sound_label_y = top
@@ -99,6 +115,20 @@ class SettingsPopup(Popup):
             y += ROW + 6
             self._hint_y = y
             y += self._hint_h + 16
+        if self.show_links:
+            self._links_label_y = y
+            y += LABEL
+            self._links_y = y
+            y += self._links_h
+            if link_action is not None:
+                y += 10
+                key = {"install": "settings.links_turn_on", "uninstall": "settings.links_turn_off"}[link_action]
+                if self.link_state in ("moved", "other"):
+                    key = "settings.links_fix"
+                buttons.append(Button(pygame.Rect(left, y, inner, BUTTON_H), partial(ctx.t, key), self.toggle_links,
+                                      name="links"))
+                y += BUTTON_H
+            y += 16
         buttons.append(Button(pygame.Rect(left, y, inner, 54), self._language_label, self.open_language, icon="globe",
                               icon_color=palette.ME_LIGHT, layout="list", name="language"))
         y += 54 + 14
@@ -154,6 +184,28 @@ class SettingsPopup(Popup):
     def _volume_at(self, x: float) -> float:
         track = self.bar.inflate(-28, 0)
         return round((x - track.left) / max(1, track.width) / 0.05) * 0.05
+
+    # ----- invite links ---------------------------------------------------------------------------------------------
+    def _links_line(self) -> tuple[str, palette.Color]:
+        """The row's one line: why the last press changed nothing, else where the links stand."""
+        t = self.ctx.t
+        failure = self.link_failure
+        if failure is not None:
+            return t(failure.key, folder=failure.folder), palette.WARN
+        folder = desktop_links.shown(desktop_links.manifest_path())  # the one a "damaged" line names
+        color = {"on": palette.GOOD, "off": palette.INK_SOFT, "system": palette.GOOD}.get(self.link_state, palette.WARN)
+        return t(desktop_links.state_line(self.link_state), folder=folder), color
+
+    def toggle_links(self) -> None:
+        """Install or remove the link handler as the sub-commands do; a failure is said and changes nothing."""
+        action = desktop_links.ACTIONS.get(self.link_state)
+        if action is None:
+            return
+        self.link_failure = desktop_links.apply(action)
+        self.link_state = desktop_links.state()
+        self.relayout()
+        self.widgets.focus_name("links")
+        self.ctx.invalidate(self.card)
 
     # ----- name and language -------------------------------------------------------------------------------------
     def _submit_name(self, text: str) -> None:
@@ -293,6 +345,11 @@ class SettingsPopup(Popup):
                 field.rect.move_ip(0, -dy)
             line, color = self._name_line()
             blit_paragraph(surface, fonts, line, 13, color, pygame.Rect(left, self._hint_y + dy, inner, self._hint_h + 4))
+        if self.show_links:
+            blit_text(surface, fonts, ctx.t("settings.links"), 15, palette.INK_SOFT, bold=True,
+                      midleft=(left, self._links_label_y + dy + LABEL // 2 - 2))
+            line, color = self._links_line()
+            blit_paragraph(surface, fonts, line, 13, color, pygame.Rect(left, self._links_y + dy, inner, self._links_h + 4))
 
     def _draw_bar(self, surface: pygame.Surface, bar: pygame.Rect) -> None:
         settings = self.ctx.settings
