@@ -91,7 +91,7 @@ def test_catalogs_cover_the_game_screens():
     expected |= {f"online.reason.{r}" for r in ("ko_win", "ko_loss", "score", "resign_win", "resign_loss",
                                                  "disconnect_win", "disconnect_loss", "void")}
     expected |= {"app.title", "language.picker_title", "rules.title", "action.start", "action.end_turn",
-                 "action.view_board", "action.view_result", "action.export_record", "record.saved",
+                 "action.view_board", "action.view_result", "result.export_copy", "record.saved",
                  "record.failed", "confirm.restart.title", "online.token_unavailable"}
     assert expected <= set(KEYS)
 

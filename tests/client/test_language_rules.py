@@ -464,7 +464,7 @@ def test_lang_does_not_replace_a_saved_choice(tmp_path):
 # --- punctuation by language ----------------------------------------------------------------------
 
 # Texts that show a format to type, where the ASCII colon is part of what the player enters.
-FORMAT_KEYS = {"online.address_placeholder", "friend.join_placeholder"}
+FORMAT_KEYS = {"friend.join_placeholder"}
 
 
 @pytest.mark.parametrize("code", ["ja", "zh-CN"])
