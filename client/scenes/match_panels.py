@@ -48,9 +48,9 @@ log = logging.getLogger(__name__)
 class OnlineRulesPopup(RulesPopup):
     """The rules with ONLINE's endings and deadline instead of the CPU draw."""
 
-    rule_keys = ("rules.board", "rules.opening", "rules.turn", "rules.numbers", "rules.flags", "rules.lose",
-                 "rules.score_online", "rules.deadline_online", "rules.keys")
-    rule_icons = ("grid", "explore", "restart", "eye", "flag", "mine", "trophy", "warning", "menu")
+    rule_keys = ("rules.board", "rules.colors", "rules.opening", "rules.turn", "rules.numbers_all", "rules.overlap",
+                 "rules.flags", "rules.lose", "rules.score_online", "rules.deadline_online", "rules.keys")
+    rule_icons = ("grid", "person", "explore", "restart", "eye", "mine", "flag", "mine", "trophy", "warning", "menu")
     offers_tutorial = False  # U7: the match's deadlines run on the server meanwhile (tutorial helper)
 
 
