@@ -12,6 +12,13 @@ player asks for *Show everything*.
 What the screen hears of a step is the engine's own first event of ``GameState.apply``, as the
 human may see it (``seen_by``: the CPU's plant has no cell, V2), and its ``MatchEnded`` — no rule
 is worked out again here by comparing states.
+
+Every level is a :class:`~mineduel.shared.ai.levels.CpuPlayer` (easy / normal / hard exactly as
+AI3 specifies, and the expert of issue 18, which remembers its own earlier views). The human's own
+memory of its views (``shared/ai/memory.py``) is kept too, one update per action — never per
+frame — for the optional hint (issue 18 item 4): :meth:`CpuMatch.hint` gives the cells with the
+lowest chance of a CPU mine from the human's view and memory only (V3), and each use goes into
+the record's ``hints`` (RECORD.md).
 """
 
 from __future__ import annotations
@@ -19,7 +26,9 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from mineduel.client.controller import (
     Applied,
@@ -34,15 +43,29 @@ from mineduel.client.controller import (
 )
 from mineduel.client.pacing import StepPacer
 from mineduel.shared.ai import cpu as ai
+from mineduel.shared.ai.analysis import hint as safest_cells
+from mineduel.shared.ai.expert import seat_probabilities
+from mineduel.shared.ai.levels import CpuPlayer, Level, specified
+from mineduel.shared.ai.memory import Memory, remember
 from mineduel.shared.fairness.record import dumps
 from mineduel.shared.rules import events as ev
-from mineduel.shared.rules.engine import Action, ActionType, GameState, Outcome, Reason, Refusal, Variant
+from mineduel.shared.rules.bitboard import COLS, Mask, cells
+from mineduel.shared.rules.engine import Action, ActionType, GameState, Outcome, Phase, Reason, Refusal, Variant
 from mineduel.shared.rules.views import SeatView
 
 HUMAN = 0
 CPU = 1
 
 AiStep = Callable[[SeatView, ai.Difficulty, random.Random, int | None], ai.Decision]
+"""A replacement for a specified level's AI (tests wrap ``ai.next_step`` to watch what the CPU sees)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hint:
+    """One answer to *Hint*: the safest explorable cells now and their chance of a CPU mine (0–1)."""
+
+    cells: Mask
+    probability: float
 
 
 def new_seed() -> int:
@@ -56,21 +79,25 @@ class CpuMatch:
     def __init__(
         self,
         *,
-        difficulty: ai.Difficulty | str = ai.Difficulty.NORMAL,
+        difficulty: Level | str = Level.NORMAL,
         seed: int | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
-        step: AiStep = ai.next_step,
+        step: AiStep | None = None,
         client_version: str = "",
         state: GameState | None = None,
     ) -> None:
-        """``state``: start from a position instead of an empty board (tests, screenshots)."""
-        self.difficulty = ai.Difficulty(difficulty)
+        """``state``: start from a position instead of an empty board (tests, screenshots);
+        ``step``: another AI for a specified level (the expert has no such replacement)."""
+        self.difficulty = Level(difficulty)
+        if step is not None and specified(self.difficulty) is None:
+            raise ValueError("a replacement AI step is for the specified levels only")
         self.seed = new_seed() if seed is None else seed
         self._rng = random.Random(self.seed)
         self._clock = clock
         self._wall_clock = wall_clock
         self._step = step
+        self._player = CpuPlayer(self.difficulty)
         self._client_version = client_version
         self.state = GameState(Variant.CPU) if state is None else state
         if self.state.variant is not Variant.CPU:
@@ -88,6 +115,10 @@ class CpuMatch:
         self._view_cache: SeatView | None = None
         self._capabilities = Capabilities(reveal=self, reveal_on_request=True)
         self._reveal: BoardReveal | None = None
+        view = self.view()  # the human's memory of its own views (none needed for a finished position)
+        self._memory: Memory | None = remember(None, view) if view.outcome is None else None
+        self._hints: list[dict[str, Any]] = []  # RECORD.md "hints", one entry per position asked about
+        self._last_hint: tuple[int, Hint] | None = None
 
     # ----- MatchController ----------------------------------------------------------------
     @property
@@ -135,7 +166,12 @@ class CpuMatch:
             self.pacer.arm()
         if not self.pacer.due():
             return
-        decision = self._step(self.state.view(CPU), self.difficulty, self._rng, self._last_human_safe)
+        view = self.state.view(CPU)
+        difficulty = specified(self.difficulty)
+        if self._step is not None and difficulty is not None:
+            decision = self._step(view, difficulty, self._rng, self._last_human_safe)
+        else:
+            decision = self._player.step(view, self._rng, self._last_human_safe)
         self._apply(decision.action)
 
     def next_wakeup(self) -> float | None:
@@ -156,11 +192,45 @@ class CpuMatch:
         elapsed = self._elapsed if self._elapsed is not None else self._clock() - self._started
         return Timing(self._started_at, elapsed, self.state.turn, self._elapsed is not None)
 
+    # ----- the hint (issue 18 item 4; the screen offers it only when the settings say so) ----------
+    def hint_allowed(self) -> bool:
+        """A hint is about an explore: only in the human's explore phase, with a cell to explore."""
+        view = self.view()
+        return (view.outcome is None and view.to_move == HUMAN and view.phase in (Phase.EXPLORE, Phase.OPEN_EXPLORE)
+                and view.explorable != 0)
+
+    def hint(self) -> Hint | None:
+        """The explorable cells with the lowest chance of a CPU mine, from the human's view and its
+        memory only (V3: nothing of the CPU's mines); ``None`` when :meth:`hint_allowed` says no.
+
+        Counted once per position in the record (asking again before the next action shows the
+        same cells and counts nothing more). Costs one or two probability counts, on request only."""
+        if not self.hint_allowed():
+            return None
+        index = len(self._actions)
+        if self._last_hint is not None and self._last_hint[0] == index:
+            return self._last_hint[1]
+        view = self.view()
+        assert self._memory is not None  # kept for every running position
+        mask = safest_cells(view, self._memory)
+        probability = seat_probabilities(view, self._memory).p((mask & -mask).bit_length() - 1)
+        found = Hint(mask, probability)
+        self._last_hint = (index, found)
+        self._hints.append({"seat": HUMAN, "before": index,
+                            "cells": [list(divmod(cell, COLS)) for cell in cells(mask)]})
+        return found
+
+    @property
+    def hints_used(self) -> int:
+        """How many times the player asked for a hint (positions, see :meth:`hint`)."""
+        return len(self._hints)
+
     def record_text(self) -> str | None:
         if self._elapsed is None or self._ended_at is None:
             return None
         outcome = self.state.outcome()
         assert outcome is not None
+        extra: dict[str, Any] = {"hints": self._hints} if self._hints else {}
         return dumps(
             Variant.CPU,
             self._actions,
@@ -179,6 +249,7 @@ class CpuMatch:
                 "reason": str(outcome.reason),
             },
             client={"name": "mine-duel", "version": self._client_version},
+            **extra,
         )
 
     @property
@@ -200,6 +271,8 @@ class CpuMatch:
             return
         self._view_cache = None
         self._actions.append(action)
+        if state.outcome() is None:  # once per action (shared/ai/memory.py); after the end nothing is hinted
+            self._memory = remember(self._memory, self.view())
         ended = result[-1] if type(result[-1]) is ev.MatchEnded else None
         if action.type is ActionType.EXPLORE and action.seat == HUMAN and ended is None:
             self._last_human_safe = action.cell

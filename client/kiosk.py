@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 CONFIG_NAME = "kiosk.toml"
 ETC_CONFIG = Path("/etc/mine-duel") / CONFIG_NAME
 MAX_CONFIG_BYTES = 64 * 1024
-DIFFICULTIES = ("easy", "normal", "hard")
+DIFFICULTIES = ("easy", "normal", "hard", "expert")  # shared.ai.levels.Level
 PIN_TIMEOUT = 30.0  # seconds the PIN prompt waits for the operator
 PIN_LENGTHS = (4, 12)
 

@@ -120,7 +120,8 @@ RULE_KEYS = (
     "rules.lose", "rules.draw_cpu", "rules.keys",
 )
 RULE_ICONS = ("grid", "person", "explore", "restart", "eye", "mine", "flag", "mine", "equal", "menu")
-DIFFICULTIES = ("easy", "normal", "hard")
+DIFFICULTIES = ("easy", "normal", "hard", "expert")  # shared.ai.levels.Level, in this order
+DIFFICULTY_ROWS = 2
 
 # Small boards beside some rules (3×3, row by row). Tokens: "." a closed cell, "o"/"x" a cell opened
 # by me (blue) / the opponent (pink), its number worked out from the mines shown (B4, an overlap
@@ -222,7 +223,7 @@ class RulesPopup(Popup):
         self._rule_heights = [max(paragraph_height(ctx.fonts, ctx.t(k), BODY_SIZE, self._text_width(k)),
                                   MINI + 4 if k in ILLUSTRATIONS else 0) for k in self.rule_keys]
         self._content_h = sum(self._rule_heights) + 14 * (len(self.rule_keys) - 1)
-        footer = (34 + 56 + 16 if self.on_start else 0) + BUTTON_H + (10 + 44 if self.offers_tutorial else 0)
+        footer = (34 + DIFFICULTY_ROWS * 56 + 16 if self.on_start else 0) + BUTTON_H + (10 + 44 if self.offers_tutorial else 0)
         header = 52
         wanted = PAD + header + self._content_h + 18 + footer + PAD
         self.set_card_height(min(wanted, self.max_card_height()))
@@ -236,13 +237,16 @@ class RulesPopup(Popup):
         if self.on_start:
             self._difficulty_y = y
             y += 34
-            seg_w = (inner - 16) // 3
+            # Four levels as two rows of two: "むずかしい" and "エキスパート" need more than a quarter of the card.
+            per_row = len(DIFFICULTIES) // DIFFICULTY_ROWS
+            seg_w = (inner - 8 * (per_row - 1)) // per_row
             for i, level in enumerate(DIFFICULTIES):
-                buttons.append(Button(pygame.Rect(left + i * (seg_w + 8), y, seg_w, 48),
+                row, col = divmod(i, per_row)
+                buttons.append(Button(pygame.Rect(left + col * (seg_w + 8), y + row * 56, seg_w, 48),
                                       partial(ctx.t, f"difficulty.{level}"), partial(self.pick, level),
                                       style="selected" if level == self.difficulty else "secondary", text_size=16,
                                       name=f"difficulty:{level}"))
-            y += 56 + 16
+            y += DIFFICULTY_ROWS * 56 + 16
             friend = self.on_friend is not None and ctx.allowed.online
             start_w = (inner - 10) * 2 // 5 if friend else inner  # "Start" is short, "Play with a friend" is not
             buttons.append(Button(pygame.Rect(left, y, start_w, BUTTON_H), lambda: ctx.t("action.start"), self.start,
