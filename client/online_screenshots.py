@@ -538,3 +538,22 @@ def _friend_loopback(s: Shooter) -> None:
     rig.services.start_host = lambda: HostInfo(47650, "127.0.0.1", lambda: None, 47651, (), True)
     rig.host()
     s.settle(0.3)
+
+
+# ----- analysis -----
+
+
+@shot("online_result_analysis_button")
+def _analysis_button(s: Shooter) -> None:
+    """The result panel with View board | Verify | Analysis."""
+    _ko(s)
+
+
+@shot("online_analysis")
+def _online_analysis(s: Shooter) -> None:
+    """The analysis after an online match, from the record the server sent: the last explore (the KO)."""
+    rig = _ko(s)
+    rig.click("analysis")
+    s.settle(0.5)
+    s.key(s.pygame.K_END)
+    s.settle(0.3)

@@ -499,3 +499,62 @@ def _rules_illustrated(s: Shooter) -> None:
     assert popup is not None
     popup.set_scroll(popup.scroll_limit() // 2)
     s.settle(0.3)
+
+
+# ----- analysis -----
+
+
+def _cpu_analysis(s: Shooter) -> None:
+    """A whole CPU match played by clicks (a fixed order of cells), then the result's *Analysis*."""
+    from mineduel.client.scenes.analysis import AnalysisScene
+    from mineduel.shared.rules.bitboard import cells
+    from mineduel.shared.rules.engine import Phase
+
+    order = [27, 36, 0, 63, 7, 56, 18, 45, 9, 54, 20, 43, 11, 52, 2, 61, 16, 47, 25, 38]
+    s.click_button("start")
+    s.settle(0.5)
+    game = s.game
+    for _ in range(400):
+        if game.ended is not None:
+            break
+        view = game.view()
+        assert view is not None
+        if view.to_move != view.seat:
+            s.frame(0.66)  # AI6: one CPU step per 650 ms
+            continue
+        if view.phase is Phase.END_WAIT:
+            s.click_button("end_turn")
+            continue
+        target = view.explorable
+        if not target:
+            s.click_button("mode:unflag")
+            target = view.recoverable
+        cell = next((c for c in order if target >> c & 1), next(cells(target)))
+        s.click(game.board.cell_center(cell))
+    s.settle(2.0)
+    s.click_button("analysis")
+    s.settle(0.5)
+    assert isinstance(s.app.stack.top, AnalysisScene), "the analysis opened"
+
+
+@shot("analysis_cpu_risky")
+def _analysis_risky(s: Shooter) -> None:
+    """The first risky explore: its chip selected, the chosen cell above the safest."""
+    from mineduel.client.scenes.analysis import AnalysisScene
+
+    _cpu_analysis(s)
+    scene = s.app.stack.top
+    assert isinstance(scene, AnalysisScene) and scene.analysis is not None
+    risky = scene.analysis.risky
+    if risky:
+        s.click(scene.widgets.by_name(f"risky:{risky[0]}").rect.center)
+    s.settle(0.3)
+
+
+@shot("analysis_cpu_heat_map")
+def _analysis_heat(s: Shooter) -> None:
+    """A later explore reached with the arrow keys: a full heat map with numbers and the player's mines."""
+    _cpu_analysis(s)
+    for _ in range(5):
+        s.key(s.pygame.K_RIGHT)
+    s.settle(0.3)

@@ -239,20 +239,23 @@ class ResultPanel:
         agreed = info is not None and info.me
         self._shown = info
         left, inner = PANEL.left + 16, PANEL.width - 32
-        half = (inner - 10) // 2
         y = self._rematch_y
         rematch = caps.rematch
         request_rematch = rematch.request_rematch if rematch else lambda: None
-        pair_y = PANEL.bottom - 16 - 50 - 10 - 48  # View board | Verify, above Back to the room
+        pair_y = PANEL.bottom - 16 - 50 - 10 - 48  # View board | Verify | Analysis, above Back to the room
+        third = (inner - 2 * 8) // 3
         buttons = [
             Button(pygame.Rect(left, y, inner, 52), lambda: t("online.rematch"), request_rematch,
                    style="selected" if agreed else "primary", icon="check" if agreed else "restart",
                    enabled=not agreed and info is not None and info.possible, text_size=18, name="rematch"),
-            Button(pygame.Rect(left, pair_y, half, 48), lambda: t("action.view_board"), scene.flow.view_board,
-                   icon="eye", icon_color=palette.ME_LIGHT, name="view_board", text_size=15),
-            Button(pygame.Rect(left + half + 10, pair_y, inner - half - 10, 48), lambda: t("online.verify"),
+            Button(pygame.Rect(left, pair_y, third, 48), lambda: t("action.view_board"), scene.flow.view_board,
+                   icon="eye", icon_color=palette.ME_LIGHT, name="view_board", text_size=15, layout="stack"),
+            Button(pygame.Rect(left + third + 8, pair_y, third, 48), lambda: t("online.verify"),
                    scene.flow.verify, icon="check", icon_color=palette.GOOD, name="verify", text_size=15,
-                   enabled=caps.verify is not None and caps.verify.record() is not None),
+                   enabled=caps.verify is not None and caps.verify.record() is not None, layout="stack"),
+            Button(pygame.Rect(left + 2 * (third + 8), pair_y, inner - 2 * (third + 8), 48), lambda: t("analysis.open"),
+                   scene.flow.open_analysis, icon="grid", icon_color=palette.PRIMARY, name="analysis", text_size=15,
+                   layout="stack"),
             Button(pygame.Rect(left, PANEL.bottom - 16 - 50, inner, 50), lambda: t("online.to_lobby"), scene.flow.to_lobby,
                    style="ghost", icon="back", name="to_lobby", text_size=15),
         ]
@@ -418,11 +421,18 @@ class MatchFlow:
             on_view_board=self.view_board, on_restart=self.confirm_restart, on_menu=self.open_menu,
             on_export=self.export_record if controller.record_text() is not None and self.ctx.allowed.files else None,
             on_show_everything=self.show_everything if self.reveal_on_request() else None,
+            on_analysis=self.open_analysis,
         )
         self.result_popup = popup
         self.ctx.stack.open_popup(popup)
         scene.controls.refresh()
         self.ctx.invalidate(STATUS)
+
+    def open_analysis(self) -> None:
+        """Issue 18: the post-match analysis over the match screen (client/scenes/analysis.py)."""
+        from mineduel.client.scenes.analysis import open_analysis
+
+        open_analysis(self)
 
     def view_board(self) -> None:
         """E2: View board — close the result; the board takes no input meanwhile."""
