@@ -142,6 +142,7 @@ class AnalysisScene(Scene):
         except Exception as exc:  # an engine bug must become a message, not a dead window (logged)
             log.exception("analysis: the record could not be analysed")
             self.problem = self.ctx.t("analysis.failed", detail=type(exc).__name__)
+        self.widgets.clear_focus()  # a keyboard user lands on Next once there is something to step through
         self.relayout()
         self.ctx.invalidate(None)
 

@@ -296,3 +296,46 @@ def test_a_record_that_cannot_be_read_is_a_message(online):
     assert isinstance(scene, AnalysisScene) and scene.analysis is None
     assert scene.problem is not None and scene.problem.startswith("This match's record could not be analysed")
     online.d.app.render()
+
+
+def test_touch_taps_and_a_finger_swipe_step(cpu):
+    scene = open_from_popup(cpu)
+    cpu.tap(cpu.to_window(scene.widgets.by_name("next").rect.center))
+    assert scene.index == 1
+    board = scene.paint.board.card
+    w, h = cpu.app.viewport.mapping.window
+    start, end = cpu.to_window((board.left + 40, board.centery)), cpu.to_window((board.right - 40, board.centery))
+    for etype, pos in ((pygame.FINGERDOWN, start), (pygame.FINGERMOTION, end), (pygame.FINGERUP, end)):
+        cpu.post(etype, x=pos[0] / w, y=pos[1] / h, dx=0.0, dy=0.0, touch_id=1, finger_id=1, pressure=1.0)
+    cpu.frame()
+    assert scene.index == 0  # left to right: the previous explore
+    cpu.tap(cpu.to_window(scene.widgets.by_name("back").rect.center))
+    assert isinstance(cpu.app.stack.popup, ResultPopup)
+
+
+def test_keyboard_only_open_step_and_leave(cpu):
+    popup = cpu.app.stack.popup
+    while popup.widgets.focused() is None or popup.widgets.focused().name != "analysis":
+        cpu.key(pygame.K_TAB)
+    cpu.key(pygame.K_RETURN)
+    scene = cpu.app.stack.top
+    assert isinstance(scene, AnalysisScene)
+    cpu.frame()
+    cpu.frame()
+    assert scene.widgets.focused() is not None and scene.widgets.focused().name == "next"
+    cpu.key(pygame.K_RETURN)
+    assert scene.index == 1
+    cpu.key(pygame.K_ESCAPE)
+    assert isinstance(cpu.app.stack.popup, ResultPopup)
+
+
+def test_a_short_window_shows_the_board_steps_and_legend(tmp_path):
+    """320×568 shows the top 692 canvas pixels (width-fit): everything but the threshold note is there."""
+    from mineduel.client.scenes import analysis_paint as paint
+
+    d = finished_cpu(tmp_path, size=(320, 568))
+    scene = open_from_popup(d)
+    assert d.app.ctx.visible().height >= paint.LEGEND_Y + 56
+    assert scene.paint.board.card.bottom < paint.STEP_Y and scene.widgets.by_name("next").rect.bottom < paint.DETAIL_Y
+    d.app.render()
+    d.close()
