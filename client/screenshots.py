@@ -558,3 +558,116 @@ def _analysis_heat(s: Shooter) -> None:
     for _ in range(5):
         s.key(s.pygame.K_RIGHT)
     s.settle(0.3)
+
+
+# ----- expert -----
+
+
+def _play_until(s: Shooter, done: Callable[[], bool], max_steps: int = 400) -> None:
+    """Play the human side by clicks (a fixed order of cells) until ``done()`` or the end."""
+    from mineduel.shared.rules.bitboard import cells
+    from mineduel.shared.rules.engine import ActionType, Phase
+
+    order = [27, 36, 0, 63, 7, 56, 18, 45, 9, 54, 20, 43, 11, 52, 2, 61, 16, 47, 25, 38]
+    game = s.game
+    for _ in range(max_steps):
+        if game.ended is not None or done():
+            return
+        view = game.view()
+        assert view is not None
+        if view.to_move != view.seat:
+            s.frame(0.66)  # AI6: one CPU step per 650 ms
+            continue
+        if view.phase is Phase.END_WAIT:
+            s.click_button("end_turn")
+            continue
+        exploring = view.phase in (Phase.EXPLORE, Phase.OPEN_EXPLORE)
+        target = view.explorable if exploring else view.targets(ActionType.PLANT)
+        if not target:
+            s.click_button("mode:unflag")
+            target = view.recoverable
+        s.click(game.board.cell_center(next((c for c in order if target >> c & 1), next(cells(target)))))
+
+
+def _hints_on(s: Shooter) -> None:
+    """Menu → Settings → Hints in CPU matches, then Close (as a player turns them on)."""
+    s.key(s.pygame.K_ESCAPE)
+    s.click_button("menu.settings")
+    s.click_button("hints")
+    s.click_button("close")
+    s.settle(0.3)
+
+
+def _my_explore_from(turn: int) -> Callable[[Shooter], bool]:
+    def done(s: Shooter) -> bool:
+        from mineduel.shared.rules.engine import Phase
+
+        view = s.game.view()
+        return (view is not None and view.to_move == view.seat and view.phase is Phase.EXPLORE and view.turn >= turn
+                and view.explorable != 0)
+
+    return done
+
+
+@shot("expert_start_levels")
+def _expert_start_levels(s: Shooter) -> None:
+    """The start popup's four levels (two rows of two), Expert chosen."""
+    s.click_button("difficulty:expert")
+    s.settle(0.5)
+
+
+@shot("expert_settings_hints")
+def _expert_settings_hints(s: Shooter) -> None:
+    """Settings with the hints row turned on (off by default)."""
+    _open_settings(s)
+    s.click_button("hints")
+    s.settle(0.3)
+
+
+@shot("expert_hint_shown")
+def _expert_hint_shown(s: Shooter) -> None:
+    """An expert match with hints on: Hint pressed in my explore, the safest cells ringed, the chance said."""
+    from functools import partial
+
+    s.click_button("difficulty:expert")
+    s.click_button("start")
+    s.settle(0.5)
+    _hints_on(s)
+    _play_until(s, partial(_my_explore_from(7), s))
+    s.click_button("hint")
+    s.settle(0.5)
+
+
+@shot("expert_hint_not_now")
+def _expert_hint_not_now(s: Shooter) -> None:
+    """Hint pressed while planting: said politely why not, nothing ringed."""
+    from mineduel.shared.rules.engine import Phase
+
+    def planting() -> bool:
+        view = s.game.view()
+        return view is not None and s.game.my_turn() and view.phase is Phase.PLANT and view.turn >= 3
+
+    s.click_button("start")
+    s.settle(0.5)
+    _hints_on(s)
+    _play_until(s, planting)
+    s.key(s.pygame.K_h)
+    s.settle(0.2)
+
+
+@shot("expert_result_hints")
+def _expert_result_hints(s: Shooter) -> None:
+    """The result of an expert match in which two hints were used: "Hints used: 2" beside the level."""
+    from functools import partial
+
+    s.click_button("difficulty:expert")
+    s.click_button("start")
+    s.settle(0.5)
+    _hints_on(s)
+    for turn in (3, 5):
+        done = _my_explore_from(turn)
+        _play_until(s, partial(done, s))
+        s.key(s.pygame.K_h)
+        s.settle(0.2)
+    _play_until(s, lambda: False)
+    s.settle(2.0)

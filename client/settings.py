@@ -1,4 +1,4 @@
-"""Per-user settings (language U5, player name, sound, tutorial progress) in the platform's config folder.
+"""Per-user settings (language U5, player name, sound, tutorial progress, hints) in the platform's config folder.
 
 A missing file means defaults. A file that cannot be read or parsed, or holds values that make no
 sense, also means defaults — with a note in the log, never a crash. Saving writes a temporary file
@@ -47,7 +47,7 @@ class Settings:
 
     ``language`` ``None``: ask first (U1). ``player_name`` ``None``: ask on the first online use.
     ``sound_volume`` is 0.0–1.0 and kept while muted, so unmuting restores it. ``tutorial`` is
-    one of :data:`TUTORIAL_STATES` or ``"step-N"``.
+    one of :data:`TUTORIAL_STATES` or ``"step-N"``. ``hints``: a Hint button (and H) in CPU matches.
     """
 
     language: str | None = None
@@ -55,6 +55,7 @@ class Settings:
     sound_volume: float = 0.7
     sound_muted: bool = False
     tutorial: str = "unseen"
+    hints: bool = False  # CPU matches offer Hint (issue 18 item 4); off until the player turns it on
 
 
 def valid_player_name(value: object) -> str | None:
@@ -125,6 +126,12 @@ class SettingsStore:
                 settings = replace(settings, tutorial=tutorial)
             else:
                 log.warning("settings: tutorial state %s in %s is unknown; offering it again", preview(tutorial), self.path)
+        hints = data.get("hints")
+        if hints is not None:
+            if isinstance(hints, bool):
+                settings = replace(settings, hints=hints)
+            else:
+                log.warning("settings: hints %s in %s is not true/false; hints stay off", preview(hints), self.path)
         return settings
 
     def save(self, settings: Settings) -> bool:

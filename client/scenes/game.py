@@ -24,7 +24,9 @@ Rules this screen carries out:
   View result toggle without limit while the board takes no input (View result stays reachable
   by pointer whatever popup came and went); a CPU match keeps the human's view and offers *Show
   everything* (the O13 reveal, drawn as online); the finished record is saved once (RECORD.md)
-  and can be exported.
+  and can be exported;
+* issue 18 item 4 — with hints on (settings) a CPU match has Hint beside End turn (and H): the
+  safest cells to explore ring until the board changes (:mod:`.match_hint`); never online.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import pygame
 
 from mineduel.client.controller import Applied, Ended, MatchController, Notice, Refused
 from mineduel.client.scenes.base import Context, Scene
+from mineduel.client.scenes.match_hint import MatchHint
 from mineduel.client.scenes.match_paint import (
     BOARD_TOP,
     END_TURN,
@@ -72,6 +75,7 @@ DOTS_PERIOD = 0.3
 WARN_SECONDS = 5  # U6: the last seconds of my deadline are announced and the pill pulses
 PULSE_PERIOD = 0.25  # one pulse step (on / off) of the deadline pill
 ARROWS = {pygame.K_LEFT: (0, -1), pygame.K_RIGHT: (0, 1), pygame.K_UP: (-1, 0), pygame.K_DOWN: (1, 0)}
+HINT_W = 112  # the Hint button beside End turn, when hints are on in a CPU match (issue 18 item 4)
 
 
 class Session(Protocol):
@@ -122,6 +126,7 @@ class MatchControls:
         self.scene = scene
         self.ctx = scene.ctx
         self.widgets = WidgetGroup(scene.ctx.invalidate, lambda: self.ctx.keyboard)
+        self.hint_built = False  # whether the last build made room for the Hint button
 
     def build(self) -> None:
         ctx, scene, flow = self.ctx, self.scene, self.scene.flow
@@ -139,9 +144,18 @@ class MatchControls:
                        partial(ctx.t, "result.show_everything"), flow.toggle_everything, icon="eye",
                        icon_color=palette.OPP, text_size=17, name="show_everything"),
             ]
+        elif scene.hint.offered():
+            end = pygame.Rect(END_TURN.left, END_TURN.top, END_TURN.width - HINT_W - 10, END_TURN.height)
+            buttons += [
+                Button(end, self._end_label, self._end_pressed, style="primary", text_size=19, name="end_turn",
+                       on_disabled=self.explain_end_turn),
+                Button(pygame.Rect(end.right + 10, END_TURN.top, HINT_W, END_TURN.height), partial(ctx.t, "hint.button"),
+                       scene.hint.ask, icon="hint", icon_color=palette.GOOD, text_size=17, name="hint"),
+            ]
         else:
             buttons.append(Button(END_TURN.copy(), self._end_label, self._end_pressed, style="primary", text_size=19,
                                   name="end_turn", on_disabled=self.explain_end_turn))
+        self.hint_built = scene.ended is None and scene.hint.offered()
         gap = 8
         w = (MODE_BAR.width - 3 * gap) // 4
         for i, mode in enumerate(MODES):
@@ -241,6 +255,7 @@ class GameScene(Scene):
         self._turn_key: tuple[Phase, int | None, bool] | None = None
         self._shown: tuple[object, ...] = ()
         self.words = MatchWords(self)
+        self.hint = MatchHint(self)  # issue 18 item 4: CPU matches, when the settings turn hints on
         self.cues = MatchCues(ctx)  # the match's sounds (client/sound_cues.py)
         self.flow = MatchFlow(self)
         self.panel = ResultPanel(self)
@@ -279,6 +294,7 @@ class GameScene(Scene):
         self._turn_key = None
         self.mode = "explore"
         self.cues.reset()
+        self.hint.clear()
         self.board.reset()
         self.controls.build()  # the full-width End turn again
         self._sync(self.ctx.clock())
@@ -425,6 +441,9 @@ class GameScene(Scene):
         if controller is not None:
             controller.update()
             self._drain()
+        if self.controls.hint_built != (self.ended is None and self.hint.offered()):
+            self.controls.build()  # hints turned on or off in the settings: the button comes or goes
+        self.hint.follow()
         self.cues.update(now)
         self.line.update()  # a waiting message's turn (a refusal has been readable long enough)
         if self._result_due is not None and now >= self._result_due:
@@ -571,6 +590,8 @@ class GameScene(Scene):
                 self.end_turn()
         elif key in MODE_KEYS:
             self.set_mode(MODE_KEYS[key])  # a mode without legal cells says why instead
+        elif key == pygame.K_h and self.hint.offered():
+            self.hint.ask()
         else:
             return False
         return True
@@ -583,3 +604,4 @@ class GameScene(Scene):
 
     def draw(self, canvas: pygame.Surface, area: pygame.Rect) -> None:
         self.paint.draw(canvas, area)
+        self.hint.draw(canvas, area)

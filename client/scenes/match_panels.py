@@ -417,7 +417,8 @@ class MatchFlow:
             self.ctx.invalidate(None)
             return
         popup = ResultPopup(
-            self.ctx, ResultInfo(scene.ended, controller.seat, scene.session.difficulty, self.record_line),
+            self.ctx, ResultInfo(scene.ended, controller.seat, scene.session.difficulty, self.record_line,
+                                 scene.hint.used),
             on_view_board=self.view_board, on_restart=self.confirm_restart, on_menu=self.open_menu,
             on_export=self.export_record if controller.record_text() is not None and self.ctx.allowed.files else None,
             on_show_everything=self.show_everything if self.reveal_on_request() else None,

@@ -29,6 +29,7 @@ class ResultInfo:
     my_seat: int
     difficulty: str | None
     record_line: Callable[[], tuple[str, bool]]  # (text, is_error)
+    hints_used: int = 0  # CPU hints asked for (issue 18 item 4): said beside the difficulty when any
 
 
 class ResultPopup(Popup):
@@ -148,7 +149,10 @@ class ResultPopup(Popup):
             blit_text(surface, ctx.fonts, text, size, palette.INK, bold=True, center=rect.center)
         if self.info.difficulty:
             text = ctx.t("result.difficulty", level=ctx.t(f"difficulty.{self.info.difficulty}"))
-            blit_text(surface, ctx.fonts, text, 14, palette.INK_SOFT, center=(cx, y + 38 + 14))
+            if self.info.hints_used:
+                text += " · " + ctx.t("result.hints_used", count=self.info.hints_used)
+            size = ctx.fonts.fit_size(text, 14, card.width - 2 * PAD)
+            blit_text(surface, ctx.fonts, text, size, palette.INK_SOFT, center=(cx, y + 38 + 14))
         record_text, is_error = self.info.record_line()
         if record_text:
             blit_paragraph(surface, ctx.fonts, record_text, 12, palette.WARN if is_error else palette.INK_FAINT,

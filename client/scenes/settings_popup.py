@@ -1,4 +1,4 @@
-"""The settings popup (menu → Settings): sound volume and mute, the player name, the language.
+"""The settings popup (menu → Settings): sound volume and mute, hints, the player name, the language.
 
 Everything applies at once and is kept with the other settings through ``ctx.save_settings``
 (a kiosk keeps nothing between players; Context.save_settings knows):
@@ -7,6 +7,8 @@ Everything applies at once and is kept with the other settings through ``ctx.sav
   finger lifts); ``-`` / ``+`` keys too; the value is shown in per cent. Each change plays a short
   cue at the new volume, so the player hears what was chosen;
 * mute — one toggle; the volume is kept while muted (Settings), so unmuting restores it;
+* hints — one toggle (off by default): CPU matches then offer *Hint* (the button and H), which
+  rings the safest cells to explore (issue 18 item 4); each use is noted in the match's record;
 * player name — the name field of the first-use name popup (``name_popup.NameField``: any printable
   character, Korean, Japanese and Chinese included), checked by ``settings.valid_player_name``;
   Enter saves it, so does Close. A name that does not pass keeps the popup open with the reason
@@ -80,6 +82,8 @@ class SettingsPopup(Popup):
                  ctx.t("settings.name_saved"))
         self._hint_h = max(paragraph_height(ctx.fonts, line, 13, inner) for line in lines) if self.show_name else 0
         name_h = (LABEL + ROW + 6 + self._hint_h + 16) if self.show_name else 0
+        self._hints_note_h = paragraph_height(ctx.fonts, ctx.t("settings.hints_note"), 13, inner)
+        hints_h = BUTTON_H + 6 + self._hints_note_h + 16
         link_action = desktop_links.ACTIONS.get(self.link_state) if self.show_links else None
         if self.show_links:  # the tallest state line, so the card keeps its size (and the button its place) on a press
             states = [ctx.t(desktop_links.state_line(s), folder="") for s in desktop_links.STATE_LINES if s != "damaged"]
@@ -87,7 +91,8 @@ class SettingsPopup(Popup):
         else:
             self._links_h = 0
         links_h = (LABEL + self._links_h + (10 + BUTTON_H + 16 if link_action else 16)) if self.show_links else 0
-        height = PAD + 44 + LABEL + ROW + 10 + BUTTON_H + self._note_h + 16 + name_h + links_h + 54 + 14 + BUTTON_H + PAD
+        height = (PAD + 44 + LABEL + ROW + 10 + BUTTON_H + self._note_h + 16 + hints_h + name_h + links_h + 54 + 14
+                  + BUTTON_H + PAD)
         self.set_card_height(height)
         left, top = self.card.left + PAD, self.card.top + PAD + 44
         self._sound_label_y = top
@@ -108,6 +113,13 @@ class SettingsPopup(Popup):
         y += BUTTON_H
         self._note_y = y + 4
         y += self._note_h + 16
+        hints = ctx.settings.hints
+        buttons.append(Button(pygame.Rect(left, y, inner, BUTTON_H), lambda: ctx.t("settings.hints"), self.toggle_hints,
+                              style="selected" if hints else "secondary", icon="check" if hints else "hint",
+                              icon_color=None if hints else palette.PRIMARY, name="hints"))
+        y += BUTTON_H + 6
+        self._hints_note_y = y
+        y += self._hints_note_h + 16
         if self.show_name:
             self._name_label_y = y
             y += LABEL
@@ -178,6 +190,13 @@ class SettingsPopup(Popup):
         self.ctx.save_settings(replace(settings, sound_muted=not settings.sound_muted))
         if settings.sound_muted:  # just unmuted: let it be heard
             self.ctx.sounds.play("turn_start")
+        self.relayout()
+        self.ctx.invalidate(self.card)
+
+    def toggle_hints(self) -> None:
+        """Hints on or off; the match screen adds or removes its Hint button at once."""
+        settings = self.ctx.settings
+        self.ctx.save_settings(replace(settings, hints=not settings.hints))
         self.relayout()
         self.ctx.invalidate(self.card)
 
@@ -334,6 +353,8 @@ class SettingsPopup(Popup):
         if note is not None:
             blit_paragraph(surface, fonts, note, 13, palette.WARN, pygame.Rect(left, self._note_y + dy, inner, self._note_h),
                            align="center")
+        blit_paragraph(surface, fonts, ctx.t("settings.hints_note"), 13, palette.INK_SOFT,
+                       pygame.Rect(left, self._hints_note_y + dy, inner, self._hints_note_h + 4))
         if self.show_name:
             blit_text(surface, fonts, ctx.t("settings.name"), 15, palette.INK_SOFT, bold=True,
                       midleft=(left, self._name_label_y + dy + LABEL // 2 - 2))

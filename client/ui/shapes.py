@@ -285,7 +285,17 @@ def _sound_off(big: pygame.Surface, s: float, color: Color) -> None:
     _sound(big, s, color, muted=True)
 
 
+def _bulb(big: pygame.Surface, s: float, color: Color) -> None:
+    """A light bulb (the CPU match's Hint): a round glass, a narrowing neck and two base bands."""
+    pygame.draw.circle(big, color, (s * 0.5, s * 0.4), s * 0.27)
+    pygame.draw.polygon(big, color, [(s * 0.32, s * 0.52), (s * 0.68, s * 0.52), (s * 0.62, s * 0.7), (s * 0.38, s * 0.7)])
+    h = max(2, round(s * 0.07))
+    for y in (0.76, 0.86):
+        pygame.draw.rect(big, color, _box(s, 0.38, y, 0.24, 0.07), border_radius=h)
+
+
 ICONS = {
+    "hint": _bulb,
     "flag": _flag_pennant,
     "flag_opponent": _flag_swallowtail,
     "mine": _mine,
