@@ -21,19 +21,28 @@ from mineduel.client.ui import palette, shapes
 from mineduel.shared.rules.bitboard import Mask, cells
 
 if TYPE_CHECKING:
-    from mineduel.client.cpu_match import Hint
     from mineduel.client.scenes.game import GameScene
 
 log = logging.getLogger(__name__)
 
 
+class HintAnswer(Protocol):
+    """One answer (``cpu_match.Hint``): the safest explorable cells and their chance of a mine (0–1)."""
+
+    @property
+    def cells(self) -> Mask: ...
+
+    @property
+    def probability(self) -> float: ...
+
+
 @runtime_checkable
 class HintSource(Protocol):
-    """What a match offers to be hinted (the CPU match)."""
+    """What a match offers to be hinted (the CPU match; the screen never imports it, STYLE.md)."""
 
     def hint_allowed(self) -> bool: ...
 
-    def hint(self) -> Hint | None: ...
+    def hint(self) -> HintAnswer | None: ...
 
     @property
     def hints_used(self) -> int: ...
