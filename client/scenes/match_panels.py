@@ -218,7 +218,7 @@ def _ellipsized(fonts: FontBook, line: str, width: int) -> str:
 
 class ResultPanel:
     """E1/O14 in the screen: reason, both scores, turns and time, Rematch with both seats'
-    agreement, View board (the O13 reveal), Verify this match, Back to the room."""
+    agreement, View board (the O13 reveal), Verify, Back to the room."""
 
     def __init__(self, scene: GameScene) -> None:
         self.scene = scene

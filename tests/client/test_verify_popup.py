@@ -1,4 +1,4 @@
-"""The in-game *Verify this match* (issue 14): the server's record held to this client's witness by
+"""The in-game *Verify* (issue 14): the server's record held to this client's witness by
 the shared verifier, every check shown by name, what differs said; a missing witness, a malformed
 record or witness and a verifier problem each give a clear message on screen, never a traceback."""
 

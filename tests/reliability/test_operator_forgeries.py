@@ -8,7 +8,7 @@ and graces are advanced by the test, never waited for; nothing sleeps.
 * Honest matches through the proxy — opening timeouts with auto-moves, a normal-turn timeout,
   markers, a client reconnecting, a client restarted on its data folder, the server restarted on
   its database, a rematch, a disconnect ending and a void — verify with each player's witness,
-  in the game (*Verify this match*) and with ``mine-duel verify RECORD --witness FILE``.
+  in the game (*Verify*) and with ``mine-duel verify RECORD --witness FILE``.
 * Every forgery of issue 14 (items 1–7, tests/support/forgeries.py, each recomputing all a
   careful forger can) fails with the witness by its named check; without a witness it passes
   where the record alone cannot tell, or fails by the named record-only check where it can.
@@ -384,7 +384,7 @@ def witness_file(p: Player, match_id: str) -> Path:
 
 
 def verify_in_game(p: Player) -> Any:
-    """*Verify this match* on the result panel; the report the popup shows (then Close)."""
+    """*Verify* on the result panel; the report the popup shows (then Close)."""
     scene = p.top
     assert isinstance(scene, GameScene) and scene.ended is not None
     if not scene.panel.open and scene.viewing_board:
