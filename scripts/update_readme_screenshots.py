@@ -22,6 +22,8 @@ PICKS = [  # (language, screen name as in mine-duel screenshots, file name in do
     ("en", "online_result_board", "en-online-reveal.png"),
     ("en", "online_waiting_room", "en-waiting-room.png"),
     ("en", "friend_lan_rooms", "en-lan-rooms.png"),
+    ("en", "tutorial_step02_numbers", "en-tutorial.png"),
+    ("en", "analysis_cpu_risky", "en-analysis.png"),
 ]
 
 
