@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from mineduel.shared.rules.bitboard import CELLS, COLS, ROWS
 from mineduel.shared.rules.engine import GameState, Phase, Variant
+from mineduel.shared.rules.views import SeatView
 
 _MINE_CHARS = {".": (False, False), "A": (True, False), "B": (False, True), "X": (True, True)}
 _MARKER_CHARS = {".": None, "a": 0, "b": 1}
@@ -95,6 +96,33 @@ def to_ascii(state: GameState) -> str:
             mine1 = bool(state.mines[1] & b)
             head = "X" if mine0 and mine1 else "A" if mine0 else "B" if mine1 else "."
             tail = "a" if state.markers[0] & b else "b" if state.markers[1] & b else "."
+            tokens.append(head + tail)
+        rows.append(" ".join(tokens))
+    return "\n".join(rows)
+
+
+def view_to_ascii(view: SeatView) -> str:
+    """What one seat saw (V2) in the notation: its own mines only, the numbers shown to it.
+
+    A revealed cell's head says who revealed it (``revealed_by_me`` is all a view knows);
+    an unrevealed cell's mine part is ``A`` (seat 0) or ``B`` (seat 1) only for the viewer's
+    own mines — never ``X`` and never the opponent's letter, which a view cannot hold.
+    """
+    me, other = ("o", "x") if view.seat == 0 else ("x", "o")
+    own_mine = "A" if view.seat == 0 else "B"
+    own_marker, their_marker = ("a", "b") if view.seat == 0 else ("b", "a")
+    rows = []
+    for row in range(ROWS):
+        tokens = []
+        for col in range(COLS):
+            cell = row * COLS + col
+            b = 1 << cell
+            if view.revealed & b:
+                head = me if view.revealed_by_me & b else other
+                tokens.append(f"{head}{view.numbers[cell]}")
+                continue
+            head = own_mine if view.my_mines & b else "."
+            tail = own_marker if view.my_markers & b else their_marker if view.opponent_markers & b else "."
             tokens.append(head + tail)
         rows.append(" ".join(tokens))
     return "\n".join(rows)
