@@ -54,6 +54,13 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
         help="rooms still waiting for an opponent per address (default 8; raise it for a big shared NAT)",
     )
     parser.add_argument("--rate", type=float, default=20.0, help="messages per second per connection")
+    parser.add_argument(
+        "--max-spectators-per-room", type=int, default=32, help="connections watching one room (default 32)",
+    )
+    parser.add_argument(
+        "--max-spectating-per-address", type=int, default=8,
+        help="rooms one address watches at once, all its connections together (default 8)",
+    )
     # Per-address limits no reconnection resets, and the record caps (PROTOCOL.md §8, HOSTING.md).
     parser.add_argument(
         "--max-rooms-per-address", type=int, default=32,
@@ -108,6 +115,8 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
         max_connections_per_address=args.max_connections_per_address,
         max_connections=args.max_connections,
         max_open_rooms_per_address=args.max_open_rooms_per_address,
+        max_spectators_per_room=args.max_spectators_per_room,
+        max_spectating_per_address=args.max_spectating_per_address,
         rate_per_second=args.rate,
         rate_burst=max(args.rate * 2, 1.0),
         max_rooms_per_address=args.max_rooms_per_address,

@@ -59,6 +59,8 @@ class Config:
     max_open_rooms_per_address: int = 8  # rooms still waiting for an opponent, per address (IPv6: /64)
     # Per-address limits that no reconnection resets (issue 15; server/limits.py). An address is
     # an IPv4 address or an IPv6 /64, as for the connection count.
+    max_spectators_per_room: int = 32  # connections watching one room (PROTOCOL.md §16)
+    max_spectating_per_address: int = 8  # rooms one address watches at once (IPv6: /64), one per connection
     max_rooms_per_address: int = 32  # rooms an address created that still exist, in any state (stored ones too)
     address_rate_per_second: float | None = None  # lines per address, all its connections: None = 3 x rate_per_second
     address_rate_burst: float | None = None  # None: 3 x rate_burst

@@ -53,6 +53,10 @@ class Lobby:
         # Rooms (restored or pending) by the owner tag of the address that created them, and back.
         self.owned: dict[str, set[str]] = {}
         self.owner_of: dict[str, str] = {}
+        # Spectators (PROTOCOL.md §16): the room each watching connection watches (by code: a room
+        # reloaded after a failed commit keeps them), and how many rooms each owner tag watches.
+        self.peer_watch: dict[int, tuple[str, str]] = {}  # connection -> (room code, owner tag)
+        self.watching: dict[str, int] = {}
 
     # ----- lookups ------------------------------------------------------------------------------
     def room(self, code: str) -> Room:
@@ -64,6 +68,8 @@ class Lobby:
     def seated(self, peer: int) -> tuple[Room, Seat]:
         found = self.peer_seat.get(peer)
         if found is None:
+            if peer in self.peer_watch:
+                raise ProtocolError(ErrorCode.SPECTATOR, "this connection is watching a room: a spectator cannot act")
             raise ProtocolError(ErrorCode.NOT_SEATED, "this connection holds no seat: create, join or resume first")
         return found
 
@@ -125,7 +131,13 @@ class Lobby:
         self.disown(room.code)
 
     # ----- requests that find or make a seat ---------------------------------------------------------
+    def not_watching(self, peer: int) -> None:
+        """A watching connection takes no seat (§16): it sends ``leave`` first."""
+        if peer in self.peer_watch:
+            raise ProtocolError(ErrorCode.SPECTATOR, "this connection is watching a room: leave first to take a seat")
+
     def create(self, env: Env, peer: int, req: m.CreateRoom) -> Effects:
+        self.not_watching(peer)
         if peer in self.peer_seat:
             raise ProtocolError(ErrorCode.ALREADY_SEATED, "this connection already holds a seat")
         if len(self.rooms) + len(self.pending) >= env.config.max_rooms:
@@ -133,7 +145,7 @@ class Lobby:
         token = env.randbytes(32).hex()
         owner = self._owner(peer)
         room = Room(code=self._new_code(env), created=env.now, next_seed=env.randbytes(32).hex(), owner=owner,
-                    listed=req.listed)
+                    listed=req.listed, watchable=req.spectators)
         seat = Seat(sid=0, token_hash=hash_token(token), name=req.name, seed=req.client_seed or "", owner=owner)
         room.seats.append(seat)
         room.next_sid = 1
@@ -154,6 +166,7 @@ class Lobby:
         return fx
 
     def join(self, env: Env, peer: int, room: Room, req: m.Join) -> Effects:
+        self.not_watching(peer)
         if peer in self.peer_seat:
             raise ProtocolError(ErrorCode.ALREADY_SEATED, "this connection already holds a seat")
         if len(room.seats) >= 2:
@@ -177,6 +190,7 @@ class Lobby:
 
     def seat_for(self, peer: int, room: Room, token: str) -> Seat:
         """The seat of ``room`` whose token this is (O16: compared in constant time), or a refusal."""
+        self.not_watching(peer)
         wanted = hash_token(token)
         seat = None
         for s in room.seats:
@@ -220,6 +234,58 @@ class Lobby:
         self.peer_seat[peer] = (room, seat)
         return fx
 
+    # ----- spectators (PROTOCOL.md §16) -------------------------------------------------------------
+    def spectate(self, env: Env, peer: int, room: Room) -> Effects:
+        """Watch ``room`` without a seat: the checks of §16 in order, then the public view to every
+        spectator and the new count to the players (their ``room``)."""
+        if peer in self.peer_seat:
+            raise ProtocolError(ErrorCode.ALREADY_SEATED, "this connection holds a seat: a player does not spectate")
+        self.not_watching(peer)
+        if not room.watchable:
+            raise ProtocolError(ErrorCode.SPECTATING_OFF, f"the host of room {room.code} turned spectating off")
+        config = env.config
+        if len(room.spectators) >= config.max_spectators_per_room:
+            raise ProtocolError(
+                ErrorCode.TOO_MANY_SPECTATORS, f"room {room.code} already has {len(room.spectators)} spectators",
+            )
+        owner = self._owner(peer)
+        if self.watching.get(owner, 0) >= config.max_spectating_per_address:
+            raise ProtocolError(
+                ErrorCode.TOO_MANY_SPECTATORS,
+                f"your address already watches {config.max_spectating_per_address} rooms; leave one first",
+            )
+        room.spectators[peer] = owner
+        self.peer_watch[peer] = (room.code, owner)
+        self.watching[owner] = self.watching.get(owner, 0) + 1
+        if env.may_log(owner):
+            log.info("spectator_joined room={room} peer={peer}", room=room.code, peer=peer)
+        fx = Effects()
+        presenter.spectator_updates(room, env, fx)
+        presenter.room_updates(room, env, fx)
+        return fx
+
+    def unwatch(self, peer: int) -> Room | None:
+        """The connection stops watching (``leave``, a disconnect or its room gone); its room, if still there."""
+        found = self.peer_watch.pop(peer, None)
+        if found is None:
+            return None
+        code, owner = found
+        room = self.rooms.get(code)
+        if room is not None:
+            room.spectators.pop(peer, None)
+        left = self.watching.get(owner, 0) - 1
+        if left > 0:
+            self.watching[owner] = left
+        else:
+            self.watching.pop(owner, None)
+        return room
+
+    def close_for_spectators(self, room: Room, fx: Effects, reason: str) -> None:
+        """The room is going: each spectator is told (``room_closed``) and stops watching."""
+        for peer in list(room.spectators):
+            fx.send(peer, m.RoomClosed(room.code, reason))
+            self.unwatch(peer)
+
     def expire(self, env: Env) -> Effects:
         """O15: drop expired rooms; rooms with a match in progress never expire."""
         fx = Effects()
@@ -232,6 +298,7 @@ class Lobby:
                 if seat.peer is not None:
                     fx.send(seat.peer, m.RoomClosed(room.code, "expired"))
                     self.detach(seat.peer)
+            self.close_for_spectators(room, fx, "expired")
             room.delete(fx)
             self.forget(room)
             fx.rearm(room)  # its timer goes with it (it is no longer in the lobby)

@@ -43,20 +43,38 @@ class Connection(Protocol):
     def getHost(self) -> IAddress: ...
 
 
+_spectate_line: list[tuple[m.SpectateState, bytes]] = []  # the last spectate_state and its line
+
+
 def line(message: Outgoing) -> bytes:
-    """One outgoing message as its line: encoded here, at the edge, once."""
+    """One outgoing message as its line: encoded here, at the edge, once.
+
+    A ``spectate_state`` goes to every spectator of a room as the same object (PROTOCOL.md §16):
+    it is encoded once for all of them (the last one's line is kept).
+    """
+    if type(message) is m.SpectateState:
+        cached = _spectate_line
+        if cached and cached[0][0] is message:
+            return cached[0][1]
+        encoded = codec.encode_message(message)
+        cached[:] = [(message, encoded)]
+        return encoded
     return codec.encode_message(message)
 
 
-SNAPSHOTS: tuple[type[ServerMessage], ...] = (m.Room, m.Presence, m.RematchStatus)
+SNAPSHOTS: tuple[type[ServerMessage], ...] = (m.Room, m.Presence, m.RematchStatus, m.SpectateState)
 """Messages that each show the whole of something (the room as the seat sees it, the opponent's
-connection, both rematch wishes): a newer one makes an older one still waiting for the same
+connection, both rematch wishes, a spectator's public view): a newer one makes an older one still waiting for the same
 connection worthless, so it replaces it (output coalescing, issue 15)."""
 
 
 def snapshot_key(message: ServerMessage) -> object:
     """What a snapshot message shows: a newer message with the same key replaces an older one."""
-    return ("room", message.room) if isinstance(message, m.Room) else type(message)
+    if isinstance(message, m.Room):
+        return ("room", message.room)
+    if isinstance(message, m.SpectateState):
+        return ("spectate", message.room)
+    return type(message)
 
 
 def unsent_bytes(transport: object) -> int:

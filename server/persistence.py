@@ -85,9 +85,13 @@ class Persistence:
             code=blob["code"], created=blob["created"], next_seed=blob["next_seed"],
             seats=[Seat(**s) for s in blob["seats"]], next_sid=blob["next_sid"], number=blob["number"],
             owner=blob.get("owner", ""), listed=blob.get("listed", False) is True,
+            watchable=blob.get("watchable", True) is not False,
         )
         if blob["match"] is not None:
             room.match = LiveMatch.from_blob(blob["match"], actions)
+        previous = self.lobby.rooms.get(code)
+        if previous is not None:  # reloaded after a failed commit: its spectators still watch (§16)
+            room.spectators = previous.spectators
         self.lobby.rooms[code] = room
         self.lobby.disown(code)  # as indexed while pending, if it was: the blob says
         self.lobby.own(code, room.owner)

@@ -18,7 +18,7 @@ from mineduel.server.match import LiveMatch
 from mineduel.shared.fairness import commitments as fairness
 from mineduel.shared.rules.engine import Outcome
 from mineduel.shared.wire import messages as m
-from mineduel.shared.wire.board import board_of, result_of, reveal_of
+from mineduel.shared.wire.board import board_of, result_of, reveal_of, spectator_board
 from mineduel.shared.wire.links import invite_link
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def room(room: Room, seat: Seat, env: Env) -> m.Room:
     return m.Room(
         room.code, room.status, info, seat_info(room.other(seat), now),
         match.id if match is not None else None, fairness.commitment(room.next_seed),
-        None if expires is None else round(expires, 3), round(now, 3),
+        None if expires is None else round(expires, 3), round(now, 3), len(room.spectators),
     )
 
 
@@ -178,3 +178,60 @@ def match_update(
             if peer is not None:
                 fx.send(peer, match_end(room_, rs, record))
         room_updates(room_, env, fx)
+
+
+# ----- spectators (PROTOCOL.md §16) -----------------------------------------------------------------
+
+
+def spectate_state(room: Room, env: Env) -> m.SpectateState:
+    """What every spectator of ``room`` sees now: public information only (§16).
+
+    Built once per change for all of the room's spectators. Before the end it reads only the
+    room's names and presence and seat 0's ``SeatView`` through :func:`spectator_board`, which
+    never reads the view's mines; the result and the O13 reveal are added once the match is over.
+    """
+    now = env.now
+    match = room.match
+    if match is None:
+        players = [m.SpectatePlayer(s.name, s.peer is not None, None) for s in room.seats]
+        return m.SpectateState(
+            room.code, room.status, len(room.spectators), players, None, room.number, 0, None, None, 0, None,
+            round(now, 3), None, None, None,
+        )
+    over = match.over
+    players = []
+    for rs, sid in enumerate(match.players):
+        seat = next((s for s in room.seats if s.sid == sid), None)
+        if seat is None:  # left after the end (O13): the record's name, not connected
+            players.append(m.SpectatePlayer(match.names[rs], False, None))
+            continue
+        away = not over and seat.peer is None and seat.expired is None
+        players.append(m.SpectatePlayer(match.names[rs], seat.peer is not None, m.Deadline.of(seat.grace, now) if away else None))
+    view = match.state.view(0, match.deadline)
+    result = reveal = None
+    if over:
+        outcome = match.state.outcome()
+        assert outcome is not None
+        result = result_of(outcome, 0)
+        reveal = reveal_of(match.state.reveal(), 0)
+    return m.SpectateState(
+        room.code, room.status, len(room.spectators), players, match.id, match.number, match.seq,
+        view.phase._value_, view.to_move, view.turn, None if over else _deadline(match.deadline, now), round(now, 3),
+        spectator_board(view), result, reveal,
+    )
+
+
+def spectator_updates(room: Room, env: Env, fx: Effects) -> None:
+    """One ``spectate_state`` (built once) to every spectator of ``room``."""
+    if room.spectators:
+        message = spectate_state(room, env)
+        for peer in room.spectators:
+            fx.send(peer, message)
+
+
+def count_updates(room: Room, env: Env) -> Effects:
+    """A spectator stopped watching: the players' ``room`` and the others' view show the new count."""
+    fx = Effects()
+    room_updates(room, env, fx)
+    spectator_updates(room, env, fx)
+    return fx

@@ -77,6 +77,9 @@ class Room:
     call: IDelayedCall | None = None  # the room's one timer (armed by the shell only)
     owner: str = ""  # owner tag of the address that created it: its rooms are counted (server/limits.py)
     listed: bool = False  # its creator asked LAN discovery to name it while it waits (PROTOCOL.md §12)
+    watchable: bool = True  # its creator let spectators watch it (PROTOCOL.md §16; stored)
+    # Not stored: the connections watching it (§16), by connection, with their address's owner tag.
+    spectators: dict[int, str] = field(default_factory=dict)
 
     # ----- queries -----------------------------------------------------------------------------
     @property
@@ -164,7 +167,7 @@ class Room:
         return {
             "v": BLOB_VERSION, "code": self.code, "created": self.created, "next_seed": self.next_seed,
             "next_sid": self.next_sid, "number": self.number, "seats": [s.to_blob() for s in self.seats],
-            "owner": self.owner, "listed": self.listed,
+            "owner": self.owner, "listed": self.listed, "watchable": self.watchable,
             "match": None if self.match is None else {**self.match.to_blob(), "seq": self.match.seq},
         }
 

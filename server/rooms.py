@@ -31,6 +31,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
+from mineduel.server import presenter
 from mineduel.server.commits import Batch, CommitQueue, Outbox
 from mineduel.server.config import Config
 from mineduel.server.effects import Effects, Env, RandBytes, log_always
@@ -107,6 +108,14 @@ class Rooms:
                 outbox.close(peer)
             else:
                 outbox.send(peer, message)
+        if fx.touched:  # PROTOCOL.md §16: after the players' messages, each changed room's spectators
+            rooms = self.rooms
+            for code in fx.touched:
+                room = rooms.get(code)
+                if room is not None and room.spectators:
+                    message = presenter.spectate_state(room, self.env())  # once for all of them
+                    for peer in room.spectators:
+                        outbox.send(peer, message)
         for room, not_before in fx.arm.values():
             self._arm(room, not_before)
 
@@ -169,8 +178,15 @@ class Rooms:
     def create(self, peer: int, req: m.CreateRoom) -> None:
         self.perform(self.lobby.create(self.env(), peer, req))
 
-    def join(self, peer: int, code: str, req: m.Join) -> None:
-        self.perform(self.lobby.join(self.env(), peer, self.room(code), req))
+    def join(self, peer: int, code: str, req: m.Join | m.Spectate) -> None:
+        """Take a seat (``join``) or a place to watch (``spectate``, PROTOCOL.md §16)."""
+        room = self.room(code)
+        env = self.env()
+        if isinstance(req, m.Spectate):
+            self._settle(room, env)
+            self.perform(self.lobby.spectate(env, peer, room))
+        else:
+            self.perform(self.lobby.join(env, peer, room, req))
 
     def resume(self, peer: int, code: str, req: m.Resume) -> None:
         room = self.room(code)
@@ -184,12 +200,18 @@ class Rooms:
         self.perform(room.ready(env, seat, ready=req.ready, seed=req.client_seed))
 
     def leave(self, peer: int) -> None:
+        watched = self.lobby.unwatch(peer)
+        if watched is not None:  # a spectator stops watching (§16): the players see the new count
+            self.perform(presenter.count_updates(watched, self.env()))
+            return
         room, seat, env = self._seated(peer)
         fx = room.leave(env, seat)
         self.lobby.peer_seat.pop(peer, None)
         if not room.seats:
+            self.lobby.close_for_spectators(room, fx, "deleted")
             self.lobby.forget(room)
         self.perform(fx)
+
 
     def act(self, peer: int, req: m.MatchAction) -> int:
         """A rules action (explore/plant/flag/unflag/end_turn); returns the new seq."""
@@ -219,6 +241,10 @@ class Rooms:
     def peer_lost(self, peer: int) -> None:
         """O12: the connection is gone (clean close at once, silent drop by the idle timeout)."""
         self.lobby.peers.pop(peer, None)
+        watched = self.lobby.unwatch(peer)
+        if watched is not None:  # a spectator gone (§16): the players see the new count
+            self.perform(presenter.count_updates(watched, self.env()))
+            return
         found = self.lobby.peer_seat.get(peer)
         if found is None:
             return

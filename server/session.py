@@ -456,10 +456,13 @@ class ServerCore:
                 )
             rooms.create(pid, req)
             return
-        if isinstance(req, (m.Peek, m.Join, m.Resume)):
+        if isinstance(req, (m.Peek, m.Join, m.Resume, m.Spectate)):
             with self._guess(conn, ErrorCode.ROOM_NOT_FOUND, ErrorCode.BAD_TOKEN):
                 code = room_code(req.room)
-                if isinstance(req, m.Peek):
+                if isinstance(req, m.Spectate):
+                    rooms.join(pid, code, req)
+                    self.outbox.send(pid, m.Ok(kind._value_, rid))
+                elif isinstance(req, m.Peek):
                     rooms.perform(rooms.lobby.peek(pid, rooms.room(code), rid))
                 elif isinstance(req, m.Join):
                     rooms.join(pid, code, req)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from mineduel.shared.rules.bitboard import CELLS, COLS
 from mineduel.shared.rules.engine import Outcome, Phase, Reason, Variant
 from mineduel.shared.rules.views import FinalReveal, SeatView, seat_result
-from mineduel.shared.wire.messages import Board, Result, Reveal, Scores, State
+from mineduel.shared.wire.messages import Board, Result, Reveal, Scores, SpectateBoard, State
 
 # Board layers ------------------------------------------------------------------------------
 # The server builds two ``state`` messages after every accepted action, so a layer is not
@@ -120,6 +120,24 @@ def board_of(view: SeatView) -> Board:
         _mo_layer(by_me, revealed & ~by_me),
         _mo_layer(mine, view.opponent_markers & ~mine),
         _layer(view.my_mines),
+    )
+
+
+def spectator_board(view: SeatView) -> SpectateBoard:
+    """The public board a spectator sees (PROTOCOL.md §16), from seat 0's view minus its mines.
+
+    ``m`` is seat 0, ``o`` seat 1 (seat 0's spelling); ``view.my_mines`` is never read, and
+    the numbers of open cells and the markers are public (B3, B4).
+    """
+    if view.seat != 0:
+        raise ValueError("a spectator's board is spelled from seat 0's view")
+    revealed = view.revealed
+    by_zero = view.revealed_by_me & revealed
+    zero = view.my_markers
+    return SpectateBoard(
+        _number_rows(view.numbers),
+        _mo_layer(by_zero, revealed & ~by_zero),
+        _mo_layer(zero, view.opponent_markers & ~zero),
     )
 
 

@@ -252,7 +252,12 @@ def parse_request(kind: ClientType, msg: Mapping[str, Any]) -> m.ClientMessage:
         listed = msg.get("listed", False)
         if not isinstance(listed, bool):
             raise bad("'listed' must be true or false")
-        return m.CreateRoom(player_name(msg), client_seed(msg), rid, listed)
+        spectators = msg.get("spectators", True)
+        if not isinstance(spectators, bool):
+            raise bad("'spectators' must be true or false")
+        return m.CreateRoom(player_name(msg), client_seed(msg), rid, listed, spectators)
+    if kind is ClientType.SPECTATE:
+        return m.Spectate(msg.get("room"), rid)
     if kind is ClientType.PEEK:
         return m.Peek(msg.get("room"), rid)
     if kind is ClientType.JOIN:

@@ -701,9 +701,10 @@ class Room:
     next_commitment: str
     expires: float | None
     server_time: float
+    spectators: int = 0  # §16: connections watching the room; on the wire only when > 0 (additive)
 
     def wire(self) -> Json:
-        return {
+        out: Json = {
             "type": "room",
             "room": self.room,
             "status": self.status,
@@ -714,6 +715,9 @@ class Room:
             "expires": self.expires,
             "server_time": self.server_time,
         }
+        if self.spectators:
+            out["spectators"] = self.spectators
+        return out
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> Room:
@@ -723,6 +727,7 @@ class Room:
         return cls(
             _room_code(obj), _choice(obj, "status", _STATUSES), me, SeatInfo.parse(_opt_object(obj, "opponent"), server_time),
             _opt_hex(obj, "match_id", 16), _hex(obj, "next_commitment", 64), _opt_number(obj, "expires"), server_time,
+            _int(obj, "spectators") if "spectators" in obj else 0,
         )
 
 
@@ -964,16 +969,128 @@ class ServerClosing:
         return cls(_word(obj, "reason", limit=64))
 
 
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class SpectatePlayer:
+    """One player as a spectator sees it (§16): the name and the connection (O12), nothing hidden."""
+
+    name: str
+    connected: bool
+    grace: Deadline | None  # O12: while the player is away during a match
+
+    def wire(self) -> Json:
+        return {"name": self.name, "connected": self.connected, "grace": None if self.grace is None else self.grace.wire()}
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any], server_time: float) -> SpectatePlayer:
+        return cls(
+            _str(obj, "name", limit=64), _bool(obj, "connected"),
+            Deadline.parse_near(_opt_object(obj, "grace"), server_time, "grace"),
+        )
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class SpectateBoard:
+    """The public board (§16): ``m`` is seat 0, ``o`` seat 1; no mine layer at all."""
+
+    numbers: Sequence[str]  # "." closed, "0"-"8" open (B4)
+    opened_by: Sequence[str]  # "m" seat 0, "o" seat 1 (B3)
+    markers: Sequence[str]  # "m" seat 0's, "o" seat 1's
+
+    def wire(self) -> Json:
+        return {"numbers": self.numbers, "opened_by": self.opened_by, "markers": self.markers}
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> SpectateBoard:
+        if "my_mines" in obj or "mines" in obj:
+            raise BadMessage("a spectator's board never has a mine layer")
+        return cls(_rows(obj, "numbers", ".012345678"), _rows(obj, "opened_by", ".mo"), _rows(obj, "markers", ".mo"))
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class SpectateState:
+    """A spectator's whole view of a room after a change (§16): public information only.
+
+    Built once per change for all of the room's spectators. Everything seat-relative is spelled
+    as seat 0 reads it (``m`` = seat 0, ``o`` = seat 1, ``result.winner`` ``me`` = seat 0);
+    ``reveal`` (O13) and ``result`` are there only once the match is over.
+    """
+
+    TYPE: ClassVar[ServerType] = ServerType.SPECTATE_STATE
+    room: str
+    status: str  # waiting / playing / finished
+    spectators: int
+    players: Sequence[SpectatePlayer]  # by match seat once a match started, else in join order
+    match_id: str | None
+    number: int  # matches started in the room (a rematch is the next number)
+    seq: int
+    phase: str | None
+    to_move: int | None  # the seat to move
+    turn: int
+    deadline: Deadline | None
+    server_time: float
+    board: SpectateBoard | None
+    result: Result | None
+    reveal: Reveal | None
+
+    def wire(self) -> Json:
+        return {
+            "type": "spectate_state",
+            "room": self.room,
+            "status": self.status,
+            "spectators": self.spectators,
+            "players": [p.wire() for p in self.players],
+            "match_id": self.match_id,
+            "number": self.number,
+            "seq": self.seq,
+            "phase": self.phase,
+            "to_move": self.to_move,
+            "turn": self.turn,
+            "deadline": None if self.deadline is None else self.deadline.wire(),
+            "server_time": self.server_time,
+            "board": None if self.board is None else self.board.wire(),
+            "result": None if self.result is None else self.result.wire(),
+            "reveal": None if self.reveal is None else self.reveal.wire(),
+        }
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> SpectateState:
+        server_time = _number(obj, "server_time")
+        players = _need(obj, "players")
+        if not isinstance(players, list) or len(players) > 2 or not all(isinstance(p, dict) for p in players):
+            raise BadMessage("'players' must be a list of at most two objects")
+        phase = obj.get("phase")
+        if phase is not None and phase not in _PHASES:
+            raise BadMessage(f"unknown phase {phase!r}")
+        to_move = obj.get("to_move")
+        if to_move is not None:
+            to_move = _seat(obj, "to_move")
+        board, result, reveal = _opt_object(obj, "board"), _opt_object(obj, "result"), _opt_object(obj, "reveal")
+        status = _choice(obj, "status", _STATUSES)
+        if (reveal is not None or result is not None) and status != "finished":
+            raise BadMessage("a spectator sees the result and the reveal only after the end (O13)")
+        return cls(
+            _room_code(obj), status, _int(obj, "spectators"),
+            tuple(SpectatePlayer.parse(p, server_time) for p in players), _opt_hex(obj, "match_id", 16),
+            _int(obj, "number"), _int(obj, "seq"), phase, to_move, _int(obj, "turn"),
+            Deadline.parse_near(_opt_object(obj, "deadline"), server_time, "deadline"), server_time,
+            None if board is None else SpectateBoard.parse(board), None if result is None else Result.parse(result),
+            None if reveal is None else Reveal.parse(reveal),
+        )
+
+
 ServerMessage: TypeAlias = (
     Welcome | Error | Ok | Ping | Pong | RoomCreated | RoomInfo | Joined | Room | MatchStart | State
-    | Presence | MatchEnd | RematchStatus | RecordReply | RoomClosed | ServerClosing
+    | Presence | MatchEnd | RematchStatus | RecordReply | RoomClosed | ServerClosing | SpectateState
 )
 
 SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
     cls.TYPE.value: cls
     for cls in (
         Welcome, Error, Ok, Ping, Pong, RoomCreated, RoomInfo, Joined, Room, MatchStart, State,
-        Presence, MatchEnd, RematchStatus, RecordReply, RoomClosed, ServerClosing,
+        Presence, MatchEnd, RematchStatus, RecordReply, RoomClosed, ServerClosing, SpectateState,
     )
 }
 
@@ -1022,6 +1139,7 @@ class CreateRoom:
     client_seed: str | None = None
     id: RequestId | None = None
     listed: bool = False  # LAN discovery names the room while it waits for a player (PROTOCOL.md §12)
+    spectators: bool = True  # §16: whoever has the code may watch; false turns spectating off
 
     def wire(self) -> Json:
         out: Json = {"type": "create_room", "name": self.name}
@@ -1029,6 +1147,8 @@ class CreateRoom:
             out["client_seed"] = self.client_seed
         if self.listed:
             out["listed"] = True
+        if not self.spectators:
+            out["spectators"] = False
         return _with_id(out, self.id)
 
 
@@ -1159,6 +1279,19 @@ class GetRecord:
 
 @_fast_init
 @dataclass(frozen=True, slots=True)
+class Spectate:
+    """§16: watch a room without a seat (the code is checked at step 7, like ``join``'s)."""
+
+    TYPE: ClassVar[ClientType] = ClientType.SPECTATE
+    room: object  # as sent (see Peek)
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "spectate", "room": self.room}, self.id)
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
 class Bye:
     TYPE: ClassVar[ClientType] = ClientType.BYE
 
@@ -1168,7 +1301,7 @@ class Bye:
 
 ClientMessage: TypeAlias = (
     Hello | PingRequest | PongReply | CreateRoom | Peek | Join | Resume | Ready | Leave | MatchAction
-    | Resign | Rematch | GetRecord | Bye
+    | Resign | Rematch | GetRecord | Bye | Spectate
 )
 
 Message: TypeAlias = ServerMessage | ClientMessage

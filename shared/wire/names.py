@@ -63,6 +63,7 @@ class ClientType(StrEnum):
     REMATCH = "rematch"
     GET_RECORD = "get_record"
     BYE = "bye"
+    SPECTATE = "spectate"  # watch a room without a seat (PROTOCOL.md §16)
 
 
 class ServerType(StrEnum):
@@ -85,6 +86,7 @@ class ServerType(StrEnum):
     RECORD = "record"
     ROOM_CLOSED = "room_closed"
     SERVER_CLOSING = "server_closing"
+    SPECTATE_STATE = "spectate_state"  # a spectator's public view of a room (§16)
 
 
 class ErrorCode(StrEnum):
@@ -127,6 +129,9 @@ class ErrorCode(StrEnum):
     TOO_MANY_CONNECTIONS = "too_many_connections"  # per-address limit: closed
     INTERNAL_ERROR = "internal_error"  # storage failed; nothing changed
     STORAGE_UNAVAILABLE = "storage_unavailable"  # the database cannot be written now; nothing changed
+    SPECTATING_OFF = "spectating_off"  # spectate: the room's host turned spectating off (§16)
+    TOO_MANY_SPECTATORS = "too_many_spectators"  # spectate: the room's or the address's limit (§16)
+    SPECTATOR = "spectator"  # a seat request (or create/join/resume) from a watching connection (§16)
 
 
 ACTION_TYPES = frozenset(

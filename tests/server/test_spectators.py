@@ -1,0 +1,155 @@
+"""Spectators (PROTOCOL.md §16, issue 19): watch a room's matches without a seat, public view only.
+
+Driven in-process on ``task.Clock`` with the recording outbox (tests/support/harness.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mineduel.shared.wire import codec
+from mineduel.shared.wire.messages import BadMessage, SpectateState
+from tests.support.harness import Client, Harness, oracle_message, play_to_score_end
+
+
+def _watch(h: Harness, code: str | None, address: str = "10.0.0.9") -> tuple[Client, list[dict[str, Any]]]:
+    viewer = h.connect(address)
+    return viewer, viewer.send(type="spectate", room=code, id=7)
+
+
+def test_spectate_an_unknown_room_is_room_not_found() -> None:
+    h = Harness()
+    _, reply = _watch(h, "ZZZZZZ")
+    assert reply[-1]["type"] == "error" and reply[-1]["code"] == "room_not_found"
+
+
+def test_spectator_gets_public_state_and_players_see_the_count() -> None:
+    h = Harness()
+    a, b = h.start()
+    viewer, reply = _watch(h, a.room)
+    assert [r["type"] for r in reply] == ["spectate_state", "ok"]
+    assert reply[-1]["id"] == 7
+    state = reply[0]
+    SpectateState.parse(state)  # the strict parser accepts what the server sends
+    assert state["status"] == "playing" and state["spectators"] == 1
+    assert {p["name"] for p in state["players"]} == {"Ann", "Bob"}
+    assert "my_mines" not in state["board"] and state["reveal"] is None and state["result"] is None
+    # The players see the count (an additive field of their room message).
+    assert a.last("room")["spectators"] == 1 and b.last("room")["spectators"] == 1
+    # A match action reaches the spectator after the players' messages.
+    h.out.lines[viewer.pid].clear()
+    viewer._decoded.clear()
+    viewer.read = 0
+    before = len(h.out.lines[a.pid])
+    reply = a.send(**oracle_message(h.match(a).state))  # a is the first player
+    assert reply[-1]["type"] == "ok", reply
+    seen = viewer.new()
+    assert [s["type"] for s in seen] == ["spectate_state"] and seen[0]["seq"] == h.match(a).seq
+    assert len(h.out.lines[a.pid]) > before
+    # Leaving: the count goes back to none (the field is absent when 0).
+    assert viewer.send(type="leave")[-1]["type"] == "ok"
+    assert "spectators" not in a.last("room")
+
+
+def test_a_spectator_cannot_act_and_nothing_changes() -> None:
+    h = Harness()
+    a, b = h.start()
+    viewer, _ = _watch(h, a.room)
+    seq = h.match(a).seq
+    for msg in ({"type": "explore", "cell": [0, 0]}, {"type": "end_turn"}, {"type": "resign"}, {"type": "ready"},
+                {"type": "rematch"}, {"type": "join", "room": a.room, "name": "Eve"},
+                {"type": "create_room", "name": "Eve"}, {"type": "resume", "room": a.room, "token": a.token},
+                {"type": "spectate", "room": a.room}):
+        reply = viewer.send(**msg)
+        assert reply[-1]["type"] == "error" and reply[-1]["code"] == "spectator", (msg, reply)
+    assert h.match(a).seq == seq and not h.match(a).over
+
+
+def test_a_player_does_not_spectate() -> None:
+    h = Harness()
+    a, _ = h.start()
+    reply = a.send(type="spectate", room=a.room)
+    assert reply[-1]["code"] == "already_seated"
+
+
+def test_spectating_turned_off_by_the_host() -> None:
+    h = Harness()
+    host = h.connect("10.0.0.1")
+    created = host.send(type="create_room", name="Ann", spectators=False)
+    code = created[0]["room"]
+    _, reply = _watch(h, code)
+    assert reply[-1]["code"] == "spectating_off"
+    bad = h.connect("10.0.0.3").send(type="create_room", name="X", spectators="no")
+    assert bad[-1]["code"] == "bad_request"
+
+
+def test_limits_per_room_and_per_address() -> None:
+    h = Harness(max_spectators_per_room=2, max_spectating_per_address=2)
+    a, _ = h.start()
+    _watch(h, a.room, "10.0.1.1")
+    _watch(h, a.room, "10.0.1.2")
+    _, reply = _watch(h, a.room, "10.0.1.3")
+    assert reply[-1]["code"] == "too_many_spectators"
+    c, _ = h.start()
+    d, _ = h.start()
+    e, _ = h.start()
+    assert _watch(h, c.room, "10.0.2.1")[1][-1]["type"] == "ok"
+    assert _watch(h, d.room, "10.0.2.1")[1][-1]["type"] == "ok"
+    assert _watch(h, e.room, "10.0.2.1")[1][-1]["code"] == "too_many_spectators"
+    # A disconnect frees the place.
+    first, _ = _watch(h, e.room, "10.0.1.1")
+    assert first.last("spectate_state")["spectators"] == 1
+
+
+def test_disconnect_frees_the_room_limit() -> None:
+    h = Harness(max_spectators_per_room=1)
+    a, _ = h.start()
+    viewer, _ = _watch(h, a.room)
+    viewer.drop()
+    assert "spectators" not in a.last("room")
+    assert _watch(h, a.room, "10.0.3.3")[1][-1]["type"] == "ok"
+
+
+def test_reveal_after_the_end_and_the_rematch_is_watched() -> None:
+    h = Harness()
+    a, b = h.start()
+    viewer, _ = _watch(h, a.room)
+    play_to_score_end(h, a, b)
+    end = viewer.last("spectate_state")
+    assert end["status"] == "finished" and end["result"]["reason"] == "score"
+    assert end["reveal"] is not None and any("m" in row or "x" in row for row in end["reveal"]["mines"])
+    SpectateState.parse(end)
+    first_match = end["match_id"]
+    a.send(type="rematch")
+    b.send(type="rematch")
+    nxt = viewer.last("spectate_state")
+    assert nxt["status"] == "playing" and nxt["match_id"] != first_match and nxt["number"] == 2
+    assert nxt["reveal"] is None and nxt["result"] is None
+
+
+def test_room_deleted_closes_for_spectators() -> None:
+    h = Harness()
+    host = h.connect("10.0.0.1")
+    code = host.send(type="create_room", name="Ann")[0]["room"]
+    viewer, reply = _watch(h, code)
+    assert reply[0]["status"] == "waiting" and reply[0]["board"] is None
+    host.send(type="leave")
+    assert viewer.last("room_closed")["reason"] == "deleted"
+    assert viewer.send(type="leave")[-1]["code"] == "not_seated"
+
+
+def test_strict_parser_refuses_a_mine_layer_and_an_early_reveal() -> None:
+    h = Harness()
+    a, _ = h.start()
+    _, reply = _watch(h, a.room)
+    state = dict(reply[0])
+    board = dict(state["board"], my_mines=["........"] * 8)
+    early = {"outcome": "void", "winner": None, "reason": "void", "scores": None}
+    with pytest.raises(BadMessage, match="mine layer"):
+        codec.parse_server({**state, "board": board})
+    with pytest.raises(BadMessage, match="after the end"):
+        codec.parse_server({**state, "result": early})
+    # What the server sends reads back into the same bytes (one codec, both ways).
+    assert codec.encode_message(codec.parse_server(state)) == codec.encode(state)
