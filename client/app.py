@@ -95,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--join", metavar="LINK", default=None,
                         help="open the online screen on an invite link (mineduel://HOST:PORT/join/CODE, "
                              "or mineduels:// over TLS); nobody is seated until Join")
+    parser.add_argument("--replay-view", type=Path, default=None, metavar="FILE",
+                        help="open a saved match record (docs/RECORD.md) in the replay viewer")
     parser.add_argument("--kiosk", action="store_true",
                         help="kiosk mode: full screen, touch-first, players cannot quit, "
                              "back to the start after idle time (docs/KIOSK.md)")
@@ -140,6 +142,7 @@ class App:
         join: str | None = None,
         online_services: Callable[[], OnlineServices] | None = None,
         kiosk: KioskConfig | None = None,
+        replay_view: Path | None = None,
     ) -> None:
         if kiosk is not None:
             from mineduel.client import kiosk as kiosk_mode
@@ -229,7 +232,11 @@ class App:
         from mineduel.client.scenes.online import OnlineScene, pending_resume
 
         resume = None if join is not None or kiosk is not None else pending_resume(self._data_dir)
-        if join is not None or resume is not None:
+        if replay_view is not None and kiosk is None:  # issue 19: `mine-duel replay-view FILE`; Back: the game
+            from mineduel.client.scenes.replay_viewer import open_file
+
+            open_file(self.ctx, replay_view, on_back=lambda: self.stack.replace(self.game))
+        elif join is not None or resume is not None:
             # An invite link, or a match that was running when the client stopped (O12): the online
             # screen comes first, without the CPU mode's start popups.
             self.stack.push(OnlineScene(self.ctx, join=join, resume=resume, on_play_cpu=lambda: self.stack.replace(self.game)))
@@ -534,7 +541,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.kiosk_check:
             return check_main(args.kiosk_config)
         kiosk, _ = load_config(args.kiosk_config)
-    app = App(size=args.size, language=args.lang, seed=args.seed, profile_dir=args.profile_dir, join=args.join, kiosk=kiosk)
+    app = App(size=args.size, language=args.lang, seed=args.seed, profile_dir=args.profile_dir, join=args.join, kiosk=kiosk,
+              replay_view=args.replay_view)
     app.frame()  # the first frame before Twisted loads
     app.ctx.sounds.available()  # open the audio device now, behind the first frame, not in the frame of the first cue
 

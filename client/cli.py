@@ -2,6 +2,7 @@
 
 Sub-commands import only what they need, so `mine-duel replay` never loads pygame. pygame-ce's
 version banner (`pygame-ce 2.5.8 (SDL …)` on import) is switched off here, before anything can import pygame.
+``mine-duel replay-view FILE`` and a lone ``FILE.json`` open a match record in the replay viewer.
 A lone ``mineduel://…`` or ``mineduels://…`` argument (what a desktop passes for ``%u`` when an
 invite link is clicked) acts as ``--join LINK``.
 """
@@ -55,8 +56,20 @@ def _uninstall_desktop(argv: Sequence[str]) -> int:
     return uninstall_main(argv)
 
 
+def _replay_view(argv: Sequence[str]) -> int:
+    """`mine-duel replay-view FILE [game options]`: the game, opened on FILE in the replay viewer."""
+    args = list(argv)
+    if not args or args[0].startswith("-") or "--replay-view" in args:
+        print("mine-duel replay-view: give the record file first (mine-duel replay-view FILE [options])", file=sys.stderr)
+        return 2
+    from mineduel.client.app import main as run_game
+
+    return run_game([*args[1:], "--replay-view", args[0]])
+
+
 SUBCOMMANDS: dict[str, tuple[Callable[[Sequence[str]], int], str]] = {
     "replay": (_replay, "run a match record through the rules; print every step and the result as JSON (docs/RECORD.md)"),
+    "replay-view": (_replay_view, "open a match record in the game's replay viewer (also: mine-duel FILE.json)"),
     "simulate": (_simulate, "CPU-against-CPU matches with statistics (docs/BALANCE.md)"),
     "verify": (_verify, "check an online match's fairness proof and result"),
     "screenshots": (_screenshots, "every screen and popup in every language, as PNG files"),
@@ -108,6 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "-h" in args or "--help" in args:
         print(help_text(), end="")
         return 0
+    if args and args[0].lower().endswith(".json") and not args[0].startswith("-"):
+        return _replay_view(args)  # `mine-duel FILE.json`: the record in the replay viewer (issue 19)
     if args and not args[0].startswith("-") and not args[0].startswith(LINK_SCHEMES):
         print(f"mine-duel: {args[0]!r} is neither a sub-command nor an invite link (mine-duel --help lists both)",
               file=sys.stderr)

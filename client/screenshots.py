@@ -671,3 +671,104 @@ def _expert_result_hints(s: Shooter) -> None:
         s.settle(0.2)
     _play_until(s, lambda: False)
     s.settle(2.0)
+
+
+# ----- replay -----
+
+
+def _replay_viewer(s: Shooter, view: str) -> None:
+    """A whole CPU match played by clicks, then the result's *Replay*, half-way, in ``view``."""
+    from mineduel.client.scenes.replay_viewer import ReplayViewer
+
+    _play_cpu_match(s)
+    s.click_button("replay")
+    s.settle(0.3)
+    scene = s.app.stack.top
+    assert isinstance(scene, ReplayViewer) and scene.replay is not None, "the replay opened"
+    scene.go(scene.replay.last * 2 // 3)
+    scene.set_view(view)
+    s.settle(0.3)
+
+
+def _play_cpu_match(s: Shooter) -> None:
+    """The analysis shots' match (a fixed order of cells) without opening the analysis."""
+    from mineduel.shared.rules.bitboard import cells
+    from mineduel.shared.rules.engine import Phase
+
+    order = [27, 36, 0, 63, 7, 56, 18, 45, 9, 54, 20, 43, 11, 52, 2, 61, 16, 47, 25, 38]
+    s.click_button("start")
+    s.settle(0.5)
+    game = s.game
+    for _ in range(400):
+        if game.ended is not None:
+            break
+        view = game.view()
+        assert view is not None
+        if view.to_move != view.seat:
+            s.frame(0.66)
+            continue
+        if view.phase is Phase.END_WAIT:
+            s.click_button("end_turn")
+            continue
+        target = view.explorable
+        if not target:
+            s.click_button("mode:unflag")
+            target = view.recoverable
+        s.click(game.board.cell_center(next((c for c in order if target >> c & 1), next(cells(target)))))
+    s.settle(2.0)
+
+
+@shot("replay_result_popup")
+def _replay_result(s: Shooter) -> None:
+    """The CPU result popup with Export, Analysis and Replay sharing the last row."""
+    _play_cpu_match(s)
+
+
+@shot("replay_view_seat0")
+def _replay_seat0(s: Shooter) -> None:
+    _replay_viewer(s, "0")
+
+
+@shot("replay_view_seat1")
+def _replay_seat1(s: Shooter) -> None:
+    _replay_viewer(s, "1")
+
+
+@shot("replay_view_full")
+def _replay_full(s: Shooter) -> None:
+    _replay_viewer(s, "full")
+
+
+@shot("replay_bad_file")
+def _replay_bad(s: Shooter) -> None:
+    """A file that is not a record: the message screen."""
+    from mineduel.client.scenes.replay_viewer import ReplayViewer
+
+    s.app.stack.close_popup()
+    s.app.stack.push(ReplayViewer(s.app.ctx, '{"format": "mine-duel-record/1", "variant": "cpu"}', on_back=lambda: None))
+    s.settle(0.2)
+
+
+@shot("replay_saved_matches")
+def _replay_saved(s: Shooter) -> None:
+    """The saved matches list after three finished matches (newest first)."""
+    import json
+
+    from mineduel.client.scenes.saved_matches import open_saved
+
+    records = s.app.ctx.records
+    base = {"format": "mine-duel-record/1", "variant": "cpu", "actions": []}
+    for i, (started, winner, turns, level) in enumerate([("2026-11-28T19:05:00Z", 0, 9, "normal"),
+                                                         ("2026-11-30T20:40:00Z", 1, 14, "expert"),
+                                                         ("2026-12-01T08:15:00Z", None, 21, "hard")]):
+        data = dict(base, times={"started": started, "elapsed_seconds": 95.0 + 40 * i, "turns": turns},
+                    players=[{"seat": 0, "kind": "human"}, {"seat": 1, "kind": "cpu", "difficulty": level, "seed": i}],
+                    result={"winner": winner, "reason": "ko" if winner is not None else "score"})
+        records.save(f"cpu-{i}", json.dumps(data))
+    online = dict(base, variant="online", players=[{"seat": 0, "name": "Ann"}, {"seat": 1, "name": "민준"}],
+                  times={"started": 1764400000.0, "elapsed": 310.0, "turns": 17},
+                  result={"over": True, "winner": 1, "reason": "score", "scores": [20, 23]})
+    records.save("online-1", json.dumps(online))
+    s.app.stack.close_popup()
+    open_saved(s.app.ctx)
+    s.settle(0.2)

@@ -29,6 +29,7 @@ from mineduel.client.scenes.popups import (
     RulesPopup,
 )
 from mineduel.client.scenes.result_popup import ResultInfo, ResultPopup
+from mineduel.client.scenes.saved_matches import open_saved
 from mineduel.client.scenes.settings_popup import open_settings
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent
@@ -362,6 +363,8 @@ class MatchFlow:
             items.append(MenuItem("result.export_copy", "export", self.export_record))
         if not scene.session.can_restart:
             items.append(MenuItem("online.to_lobby", "back", self.to_lobby, enabled=not running))
+        if ctx.allowed.files:
+            items.append(MenuItem("menu.saved_matches", "grid", lambda: open_saved(ctx)))  # replay (issue 19)
         if ctx.allowed.quit:
             items.append(MenuItem("menu.quit", "quit", ctx.quit, danger=True))
         ctx.stack.open_popup(MenuPopup(ctx, items))
@@ -423,11 +426,18 @@ class MatchFlow:
             on_export=self.export_record if controller.record_text() is not None and self.ctx.allowed.files else None,
             on_show_everything=self.show_everything if self.reveal_on_request() else None,
             on_analysis=self.open_analysis,
+            on_replay=self.open_replay if controller.record_text() is not None else None,
         )
         self.result_popup = popup
         self.ctx.stack.open_popup(popup)
         scene.controls.refresh()
         self.ctx.invalidate(STATUS)
+
+    def open_replay(self) -> None:
+        """Issue 19: the finished match in the replay viewer over the match screen (client/scenes/replay_viewer.py)."""
+        from mineduel.client.scenes.replay_viewer import open_replay
+
+        open_replay(self)
 
     def open_analysis(self) -> None:
         """Issue 18: the post-match analysis over the match screen (client/scenes/analysis.py)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import pygame
 
@@ -42,7 +43,8 @@ class ResultPopup(Popup):
     def __init__(self, ctx: Context, info: ResultInfo, *, on_view_board: Callable[[], None], on_restart: Callable[[], None],
                  on_menu: Callable[[], None], on_export: Callable[[], None] | None,
                  on_show_everything: Callable[[], None] | None = None,
-                 on_analysis: Callable[[], None] | None = None) -> None:
+                 on_analysis: Callable[[], None] | None = None,
+                 on_replay: Callable[[], None] | None = None) -> None:
         super().__init__(ctx, card_width=350)
         self.info = info
         self.on_view_board = on_view_board
@@ -51,6 +53,7 @@ class ResultPopup(Popup):
         self.on_menu = on_menu
         self.on_export = on_export
         self.on_analysis = on_analysis  # issue 18: the post-match analysis (client/scenes/analysis.py)
+        self.on_replay = on_replay  # issue 19: the replay viewer (client/scenes/replay_viewer.py), in the same row
         self.relayout()
 
     @property
@@ -74,7 +77,7 @@ class ResultPopup(Popup):
         self._record_h = paragraph_height(ctx.fonts, record_text, 12, inner) if record_text else 0
         top_h = 72 + 12 + 40 + 6 + self._detail_h + 18 + 64 + 18
         extra = 46 + 10 if self.on_show_everything is not None else 0  # E2 after a CPU match: its own row
-        last_row = self.on_export is not None or self.on_analysis is not None  # Export | Analysis share a row
+        last_row = any(f is not None for f in (self.on_export, self.on_analysis, self.on_replay))  # they share a row
         buttons_h = BUTTON_H + 10 + extra + BUTTON_H + (10 + 46 if last_row else 0)
         height = PAD + top_h + buttons_h + (12 + self._record_h if self._record_h else 0) + PAD
         self.set_card_height(height)
@@ -94,16 +97,24 @@ class ResultPopup(Popup):
             Button(pygame.Rect(left + half + 10, row, inner - half - 10, BUTTON_H), lambda: ctx.t("action.menu"),
                    self.on_menu, icon="menu", icon_color=palette.ME_LIGHT, name="menu"),
         ]
-        both = self.on_export is not None and self.on_analysis is not None
-        if self.on_export:
-            buttons.append(Button(pygame.Rect(left, row + BUTTON_H + 10, half if both else inner, 46),
-                                  lambda: ctx.t("result.export_copy"), self.on_export, style="ghost", icon="export",
-                                  icon_color=palette.INK_SOFT, text_size=15, name="export"))
-        if self.on_analysis:
-            x = left + half + 10 if both else left
-            buttons.append(Button(pygame.Rect(x, row + BUTTON_H + 10, inner - half - 10 if both else inner, 46),
-                                  lambda: ctx.t("analysis.open"), self.on_analysis, style="ghost", icon="grid",
-                                  icon_color=palette.PRIMARY, text_size=15, name="analysis"))
+        # Export | Analysis | Replay share the last row.
+        last = [(f, key, icon, color, name) for f, key, icon, color, name in (
+            (self.on_export, "result.export_copy", "export", palette.INK_SOFT, "export"),
+            (self.on_analysis, "analysis.open", "grid", palette.PRIMARY, "analysis"),
+            (self.on_replay, "replay.open", "restart", palette.ME_LIGHT, "replay")) if f is not None]
+        gap = 8
+        room = inner - gap * (len(last) - 1)
+        # Each part as wide as its words need (at 15 px, with a margin), the rest shared equally.
+        need = [ctx.fonts.render(ctx.t(key), 15, palette.INK, True).get_width() + 20 for _, key, *_ in last]
+        spare = max(0, room - sum(need)) // max(1, len(last))
+        widths = [n + spare for n in need] if sum(need) <= room else [room * n // sum(need) for n in need]
+        x = left
+        for i, (f, key, icon, color, name) in enumerate(last):
+            width = widths[i] if i < len(last) - 1 else left + inner - x
+            buttons.append(Button(pygame.Rect(x, row + BUTTON_H + 10, width, 46), partial(ctx.t, key), f,
+                                  style="ghost", icon=icon if len(last) < 3 else None, icon_color=color,
+                                  text_size=15, name=name))
+            x += width + gap
         self._record_y = y + buttons_h + 12
         self.widgets.set(buttons)
         if self.widgets.focus is None:
