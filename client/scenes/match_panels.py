@@ -257,8 +257,11 @@ class ResultPanel:
             Button(pygame.Rect(left + 2 * (third + 8), pair_y, inner - 2 * (third + 8), 48), lambda: t("analysis.open"),
                    scene.flow.open_analysis, icon="grid", icon_color=palette.PRIMARY, name="analysis", text_size=15,
                    layout="stack"),
-            Button(pygame.Rect(left, PANEL.bottom - 16 - 50, inner, 50), lambda: t("online.to_lobby"), scene.flow.to_lobby,
-                   style="ghost", icon="back", name="to_lobby", text_size=15),
+            Button(pygame.Rect(left, PANEL.bottom - 16 - 50, inner - third - 8, 50), lambda: t("online.to_lobby"),
+                   scene.flow.to_lobby, style="ghost", icon="back", name="to_lobby", text_size=15),
+            Button(pygame.Rect(left + inner - third, PANEL.bottom - 16 - 50, third, 50), lambda: t("replay.open"),
+                   scene.flow.open_replay, style="ghost", icon="restart", icon_color=palette.ME_LIGHT, name="replay",
+                   enabled=controller.record_text() is not None, text_size=15),  # replay (issue 19): shares the row
         ]
         self.widgets.set(buttons)
 

@@ -279,3 +279,72 @@ def test_the_command_line_routes_replay_view_and_a_json_file_to_the_viewer(monke
     assert calls == [["--lang", "ko", "--replay-view", "a.json"], ["--replay-view", "b.JSON"]]
     assert cli.main(["replay-view"]) == 2
     assert cli.main(["replay-view", "--lang", "ko"]) == 2
+
+
+# ----- online: the in-screen result panel's Replay ---------------------------------------------------------
+
+
+def test_online_replay_from_the_result_panel_shows_what_my_seat_was_sent(tmp_path):
+    """The panel's *Replay* opens the record the server sent, on my seat; at the end my view is the
+    view of the last ``state`` this client received (V2), and the names are the players'."""
+    from support.harness import oracle_message
+    from support.inprocess import InProcessServer
+
+    from mineduel.client.online_client import OnlineServices
+    from mineduel.client.scenes.game import GameScene
+    from mineduel.client.scenes.online import OnlineScene
+    from mineduel.client.tokens import TokenStore
+
+    srv = InProcessServer()
+    peer = srv.peer()
+    code = peer.send(type="create_room", name="Ann", client_seed="peer-0")[0]["room"]
+    services = OnlineServices(connect=srv.connector(), tokens=TokenStore(tmp_path / "data"))
+    d = Driver(tmp_path, language="en", join=f"mineduel://127.0.0.1:47650/join/{code}", online_services=lambda: services)
+    from dataclasses import replace
+
+    d.app.ctx.settings = replace(d.app.ctx.settings, player_name="Tester")
+    lobby = d.app.stack.top
+    assert isinstance(lobby, OnlineScene)
+    d.frame()
+    for name in ("join", "ready"):
+        d.click(d.to_window(lobby.widgets.by_name(name).rect.center))
+        d.frame()
+    peer.send(type="ready", client_seed="peer-1")
+    d.frame()
+    srv.advance(3.0)
+    d.wait(0.5)
+    game = d.app.stack.top
+    assert isinstance(game, GameScene)
+    me = game.controller.seat
+    for _ in range(200):
+        state = srv.truth(code)
+        if state.turn >= 4 or state.over:
+            break
+        msg = oracle_message(state)
+        if state.to_move != me:
+            peer.send(**msg)
+        elif msg["type"] == "end_turn":
+            d.click_button("end_turn")
+        else:
+            d.click_cell(msg["cell"][0] * 8 + msg["cell"][1])
+        srv.end_turn()
+        d.wait(0.2)
+    peer.send(type="resign")
+    d.wait(1.0)
+    assert game.panel.open
+    button = game.panel.widgets.by_name("replay")
+    assert button.enabled
+    d.click(d.to_window(button.rect.center))
+    d.frame()
+    scene = viewer(d)
+    assert scene.replay is not None and scene.view == str(me)
+    assert {scene.name(0), scene.name(1)} == {"Ann", "Tester"}
+    scene.go(scene.replay.last)
+    live = game.controller.view()
+    shown = scene.paint.board.view
+    assert shown.my_mines == live.my_mines and shown.revealed == live.revealed and shown.numbers == live.numbers
+    assert shown.opponent_markers == live.opponent_markers and shown.my_markers == live.my_markers
+    d.app.render()
+    d.key(pygame.K_ESCAPE)
+    assert d.app.stack.top is game and game.panel.open
+    d.close()
