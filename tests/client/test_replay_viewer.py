@@ -348,3 +348,37 @@ def test_online_replay_from_the_result_panel_shows_what_my_seat_was_sent(tmp_pat
     d.key(pygame.K_ESCAPE)
     assert d.app.stack.top is game and game.panel.open
     d.close()
+
+
+def test_the_saved_list_pages_and_reads_an_online_seat_from_its_witness(tmp_path):
+    records = tmp_path / "records"
+    for i in range(9):
+        write_record(records, f"m{i}.json", f"2024-01-{i + 1:02d}T08:00:00Z", i % 2, i)
+    online = random_records(5, 1, "online")[0]
+    online.update(match_id="00aa11bb22cc33dd", players=[{"seat": 0, "name": "Ann"}, {"seat": 1, "name": "Bob"}],
+                  times={"started": 1_800_000_000.0, "elapsed": 30.0, "turns": 2},
+                  result={"over": True, "winner": 1, "reason": "resign", "scores": None})
+    (records / "online.json").write_text(json.dumps(online))
+    (tmp_path / "witnesses").mkdir()
+    (tmp_path / "witnesses" / "00aa11bb22cc33dd.json").write_text(json.dumps({"seat": 1}))
+    d = Driver(tmp_path, language="en")
+    d.click_named("start")  # the start popup closed, as when the list is opened from the game menu
+    d.frame()
+    from mineduel.client.scenes.saved_matches import PER_PAGE, open_saved
+
+    open_saved(d.app.ctx)
+    d.frame()
+    scene = d.app.stack.top
+    assert isinstance(scene, SavedMatchesScene)
+    assert scene.matches[0].path.name == "online.json" and scene.matches[0].me == 1
+    assert scene.result_text(scene.matches[0])[0] == "You win!"
+    assert scene.opponent_text(scene.matches[0]) == "vs Ann"
+    assert scene.pages == 2 and len(scene.shown()) == PER_PAGE
+    assert not scene.widgets.by_name("page_prev").enabled
+    click(d, scene, "page_next")
+    assert scene.page == 1 and [m.path.name for m in scene.shown()] == ["m2.json", "m1.json", "m0.json"]
+    d.key(pygame.K_PAGEUP)
+    assert scene.page == 0
+    click(d, scene, "match:0")
+    assert viewer(d).view == "1" and viewer(d).name(0) == "Ann"
+    d.close()
