@@ -244,9 +244,10 @@ class Lobby:
         if not room.watchable:
             raise ProtocolError(ErrorCode.SPECTATING_OFF, f"the host of room {room.code} turned spectating off")
         config = env.config
-        if len(room.spectators) >= config.max_spectators_per_room:
+        watching = room.spectators or {}
+        if len(watching) >= config.max_spectators_per_room:
             raise ProtocolError(
-                ErrorCode.TOO_MANY_SPECTATORS, f"room {room.code} already has {len(room.spectators)} spectators",
+                ErrorCode.TOO_MANY_SPECTATORS, f"room {room.code} already has {len(watching)} spectators",
             )
         owner = self._owner(peer)
         if self.watching.get(owner, 0) >= config.max_spectating_per_address:
@@ -254,7 +255,8 @@ class Lobby:
                 ErrorCode.TOO_MANY_SPECTATORS,
                 f"your address already watches {config.max_spectating_per_address} rooms; leave one first",
             )
-        room.spectators[peer] = owner
+        watching[peer] = owner
+        room.spectators = watching
         self.peer_watch[peer] = (room.code, owner)
         self.watching[owner] = self.watching.get(owner, 0) + 1
         if env.may_log(owner):
@@ -271,8 +273,10 @@ class Lobby:
             return None
         code, owner = found
         room = self.rooms.get(code)
-        if room is not None:
+        if room is not None and room.spectators is not None:
             room.spectators.pop(peer, None)
+            if not room.spectators:
+                room.spectators = None  # no dict kept for a room nobody watches
         left = self.watching.get(owner, 0) - 1
         if left > 0:
             self.watching[owner] = left
@@ -282,7 +286,7 @@ class Lobby:
 
     def close_for_spectators(self, room: Room, fx: Effects, reason: str) -> None:
         """The room is going: each spectator is told (``room_closed``) and stops watching."""
-        for peer in list(room.spectators):
+        for peer in list(room.spectators or ()):
             fx.send(peer, m.RoomClosed(room.code, reason))
             self.unwatch(peer)
 

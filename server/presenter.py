@@ -50,7 +50,7 @@ def room(room: Room, seat: Seat, env: Env) -> m.Room:
     return m.Room(
         room.code, room.status, info, seat_info(room.other(seat), now),
         match.id if match is not None else None, fairness.commitment(room.next_seed),
-        None if expires is None else round(expires, 3), round(now, 3), len(room.spectators),
+        None if expires is None else round(expires, 3), round(now, 3), len(room.spectators or ()),
     )
 
 
@@ -195,7 +195,7 @@ def spectate_state(room: Room, env: Env) -> m.SpectateState:
     if match is None:
         players = [m.SpectatePlayer(s.name, s.peer is not None, None) for s in room.seats]
         return m.SpectateState(
-            room.code, room.status, len(room.spectators), players, None, room.number, 0, None, None, 0, None,
+            room.code, room.status, len(room.spectators or ()), players, None, room.number, 0, None, None, 0, None,
             round(now, 3), None, None, None,
         )
     over = match.over
@@ -215,7 +215,7 @@ def spectate_state(room: Room, env: Env) -> m.SpectateState:
         result = result_of(outcome, 0)
         reveal = reveal_of(match.state.reveal(), 0)
     return m.SpectateState(
-        room.code, room.status, len(room.spectators), players, match.id, match.number, match.seq,
+        room.code, room.status, len(room.spectators or ()), players, match.id, match.number, match.seq,
         view.phase._value_, view.to_move, view.turn, None if over else _deadline(match.deadline, now), round(now, 3),
         spectator_board(view), result, reveal,
     )
@@ -223,9 +223,10 @@ def spectate_state(room: Room, env: Env) -> m.SpectateState:
 
 def spectator_updates(room: Room, env: Env, fx: Effects) -> None:
     """One ``spectate_state`` (built once) to every spectator of ``room``."""
-    if room.spectators:
+    watching = room.spectators
+    if watching:
         message = spectate_state(room, env)
-        for peer in room.spectators:
+        for peer in watching:
             fx.send(peer, message)
 
 

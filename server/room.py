@@ -78,8 +78,9 @@ class Room:
     owner: str = ""  # owner tag of the address that created it: its rooms are counted (server/limits.py)
     listed: bool = False  # its creator asked LAN discovery to name it while it waits (PROTOCOL.md §12)
     watchable: bool = True  # its creator let spectators watch it (PROTOCOL.md §16; stored)
-    # Not stored: the connections watching it (§16), by connection, with their address's owner tag.
-    spectators: dict[int, str] = field(default_factory=dict)
+    # Not stored: the connections watching it (PROTOCOL.md §16), each with its address's owner tag;
+    # ``None`` while nobody watches (no dict per room: 5,000 rooms, test_server_commits).
+    spectators: dict[int, str] | None = None
 
     # ----- queries -----------------------------------------------------------------------------
     @property

@@ -112,9 +112,11 @@ class Rooms:
             rooms = self.rooms
             for code in fx.touched:
                 room = rooms.get(code)
-                if room is not None and room.spectators:
+                watching = room.spectators if room is not None else None
+                if watching:
+                    assert room is not None
                     message = presenter.spectate_state(room, self.env())  # once for all of them
-                    for peer in room.spectators:
+                    for peer in watching:
                         outbox.send(peer, message)
         for room, not_before in fx.arm.values():
             self._arm(room, not_before)

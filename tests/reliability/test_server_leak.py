@@ -80,7 +80,7 @@ FIELDS: dict[str, frozenset[str]] = {
         "room_created": "type room invite token id",
         "joined": "type room resumed invite token id",
         "room_info": "type room status seats open commitment id",
-        "room": "type room status me opponent match_id next_commitment expires server_time",
+        "room": "type room status me opponent match_id next_commitment expires server_time spectators",
         "match_start": "type room match_id seat first first_player_rule commitment client_seeds my_seed_index "
         "nonce turn_seconds opponent started",
         "state": "type match_id seq seat phase to_move turn quota_left deadline server_time board transcript events result",
@@ -90,10 +90,17 @@ FIELDS: dict[str, frozenset[str]] = {
         "record": "type match_id record id",
         "room_closed": "type room reason",
         "server_closing": "type reason",
+        # PROTOCOL.md §16; its own leak property: tests/reliability/test_spectator_leak.py.
+        "spectate_state": "type room status spectators players match_id number seq phase to_move turn deadline "
+        "server_time board result reveal",
     }.items()
 }
 MESSAGE_TYPES = frozenset(t.value for t in ServerType)
 assert frozenset(FIELDS) == MESSAGE_TYPES, "a new server message type needs its audit fields"
+SPECTATOR_TYPES = frozenset({ServerType.SPECTATE_STATE.value})
+SPECTATOR_ERRORS = frozenset({ErrorCode.SPECTATOR.value, ErrorCode.SPECTATING_OFF.value, ErrorCode.TOO_MANY_SPECTATORS.value})
+"""Only a spectator connection gets these (PROTOCOL.md §16): the tour and the twins seat players,
+so their audit is tests/reliability/test_spectator_leak.py and tests/server/test_spectators.py."""
 BOARD_LAYERS = frozenset({"numbers", "opened_by", "markers", "my_mines"})  # no layer for the opponent's mines
 EVENT_FIELDS = frozenset({"seq", "by", "action", "cell", "at", "auto", "commitment", "transcript"})
 SEAT_FIELDS = frozenset({"name", "connected", "ready", "rematch", "grace", "grace_expired"})
@@ -115,7 +122,7 @@ TOUR_STATES = frozenset({
     "auto_move", "opponent_away", "grace_expired", "after_end", "rematch_match", "new_opponent", "stranger",
 })
 """States the tour must audit messages in (labels computed by :meth:`Audit.room_labels`)."""
-TOUR_ERRORS = frozenset(code.value for code in ErrorCode)
+TOUR_ERRORS = frozenset(code.value for code in ErrorCode) - SPECTATOR_ERRORS
 """Every error code: the tour provokes each one (storage ones with MemoryStorage.fail_next)."""
 
 CELL_KINDS = ("explore", "plant", "flag", "unflag")
@@ -934,7 +941,7 @@ def test_tour_every_message_type_in_every_state_hides_the_opponents_secrets(seed
         tour.run()
         audit = tour.w.audit
         assert not tally.leaks, "\n".join(tally.leaks[:10])
-        assert tally.types == MESSAGE_TYPES, MESSAGE_TYPES - tally.types
+        assert tally.types == MESSAGE_TYPES - SPECTATOR_TYPES, MESSAGE_TYPES - SPECTATOR_TYPES - tally.types
         missing_states = {s for s in TOUR_STATES if not audit.coverage.get(s)}
         assert not missing_states, missing_states
         assert audit.errors >= TOUR_ERRORS, TOUR_ERRORS - audit.errors
@@ -1407,7 +1414,7 @@ TWIN_STATES = frozenset({
     "waiting", "ready", "open_explore", "open_plant", "explore", "plant", "end_wait", "timeout", "auto_move",
     "opponent_away", "after_end", "rematch_match", "new_opponent", "stranger",
 })
-TWIN_TYPES = MESSAGE_TYPES - {"ping"}
+TWIN_TYPES = MESSAGE_TYPES - {"ping"} - SPECTATOR_TYPES
 """Compared between the twin worlds (no heartbeats there: the tour audits ``ping``)."""
 
 

@@ -5,10 +5,12 @@ Driven in-process on ``task.Clock`` with the recording outbox (tests/support/har
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
+from mineduel.server.config import Config
 from mineduel.shared.wire import codec
 from mineduel.shared.wire.messages import BadMessage, SpectateState
 from tests.support.harness import Client, Harness, oracle_message, play_to_score_end
@@ -153,3 +155,61 @@ def test_strict_parser_refuses_a_mine_layer_and_an_early_reveal() -> None:
         codec.parse_server({**state, "result": early})
     # What the server sends reads back into the same bytes (one codec, both ways).
     assert codec.encode_message(codec.parse_server(state)) == codec.encode(state)
+
+
+def test_a_slow_spectator_holds_one_view_and_is_cut_alone() -> None:
+    """net.py: ``spectate_state`` is a snapshot (a newer one replaces one a paused spectator has not
+    taken yet), encoded once for every spectator; a spectator that never reads is cut at
+    ``send_stall`` while the player's connection goes on untouched."""
+    from twisted.internet.task import Clock
+    from twisted.internet.testing import StringTransport
+
+    from mineduel.server import net
+
+    clock = Clock()
+    factory = net.ServerFactory(clock=clock)
+
+    class _Core:
+        config = Config(send_stall=15.0)
+
+        def connection_made(self, *args: Any, **tags: Any) -> None: ...
+        def line_received(self, pid: int, line: bytes) -> None: ...
+        def line_too_long(self, pid: int) -> None: ...
+        def connection_lost(self, pid: int) -> None: ...
+
+    factory.core = _Core()  # type: ignore[assignment]  # the stand-in has what the adapter uses
+    pair = []
+    for _ in range(2):
+        proto = factory.buildProtocol(None)
+        transport = StringTransport()
+        proto.makeConnection(transport)
+        pair.append((proto, transport))
+    (player, player_t), (viewer, viewer_t) = pair
+    h = Harness()
+    a, _ = h.start()
+    _, reply = _watch(h, a.room)
+    state = codec.parse_server(reply[0])
+    assert isinstance(state, SpectateState)
+    viewer.pauseProducing()  # its send buffer is full
+    encoded: list[object] = []
+    real = codec.encode_message
+
+    def counting(message: Any) -> bytes:
+        encoded.append(message)
+        return real(message)
+
+    net.codec.encode_message = counting  # type: ignore[assignment]
+    try:
+        views = [dataclasses.replace(state, seq=n) for n in range(3)]
+        for view in views:
+            factory.send_all([(player.pid, view), (viewer.pid, view)])  # the same object for both
+    finally:
+        net.codec.encode_message = real  # type: ignore[assignment]
+    assert len(encoded) == 3  # once per view, not once per connection
+    assert player_t.value().count(b"spectate_state") == 3
+    assert viewer_t.value() == b""  # held: only the newest waits
+    viewer.resumeProducing()
+    assert viewer_t.value().count(b"spectate_state") == 1 and b'"seq":2' in viewer_t.value()
+    viewer.pauseProducing()
+    clock.advance(15.0)
+    assert viewer.cut and not player.cut and not player_t.disconnecting
