@@ -213,3 +213,55 @@ def test_a_slow_spectator_holds_one_view_and_is_cut_alone() -> None:
     viewer.pauseProducing()
     clock.advance(15.0)
     assert viewer.cut and not player.cut and not player_t.disconnecting
+
+
+def test_spectating_off_survives_a_restart_and_nobody_watches_after_it() -> None:
+    """A room's ``spectators:false`` is stored; the spectators themselves are not (§16)."""
+    h = Harness()
+    host = h.connect("10.0.0.1")
+    closed = host.send(type="create_room", name="Ann", spectators=False)[0]["room"]
+    other = h.connect("10.0.0.2")
+    open_ = other.send(type="create_room", name="Bob")[0]["room"]
+    _watch(h, open_)
+    again = Harness(storage=h.storage, clock=h.clock)
+    again.rooms.restore_all()
+    again.advance(0)
+    assert _watch(again, closed)[1][-1]["code"] == "spectating_off"
+    assert again.rooms.rooms[open_].spectators is None
+    assert _watch(again, open_)[1][-1]["type"] == "ok"
+
+
+def test_the_spectators_view_goes_out_after_the_players_messages() -> None:
+    """Spectators never delay the players (§16): in the server's send order, the one
+    ``spectate_state`` of an action comes after every player message of that action."""
+    h = Harness()
+    a, b = h.start()
+    viewer, _ = _watch(h, a.room)
+    _watch(h, a.room, "10.0.0.8")
+    order: list[tuple[int, str]] = []
+    record = h.out.send
+
+    def send(peer: int, message: Any) -> None:
+        order.append((peer, type(message).__name__))
+        record(peer, message)
+
+    h.out.send = send  # type: ignore[method-assign]
+    a.send(**oracle_message(h.match(a).state))
+    spectator_at = [i for i, (peer, kind) in enumerate(order) if kind == "SpectateState"]
+    player_at = [i for i, (peer, kind) in enumerate(order) if peer in (a.pid, b.pid) and kind == "State"]
+    assert len(spectator_at) == 2 and len(player_at) == 2
+    assert min(spectator_at) > max(player_at)
+    assert viewer.last("spectate_state")["seq"] == h.match(a).seq
+
+
+def test_an_expired_room_closes_for_its_spectators() -> None:
+    """O15: a waiting room goes after its TTL; its spectators get ``room_closed`` and stop watching."""
+    h = Harness()
+    host = h.connect("10.0.0.1")
+    code = host.send(type="create_room", name="Ann")[0]["room"]
+    viewer, _ = _watch(h, code)
+    h.advance(h.config.room_ttl + 1.0)
+    h.rooms.sweep()  # what the server's sweep loop runs every sweep_interval
+    h.turn()
+    assert viewer.last("room_closed") == {"type": "room_closed", "room": code, "reason": "expired"}
+    assert viewer.pid not in h.rooms.lobby.peer_watch and not h.rooms.lobby.watching
