@@ -89,9 +89,6 @@ class Persistence:
         )
         if blob["match"] is not None:
             room.match = LiveMatch.from_blob(blob["match"], actions)
-        previous = self.lobby.rooms.get(code)
-        if previous is not None:  # reloaded after a failed commit: its spectators still watch (§16)
-            room.spectators = previous.spectators
         self.lobby.rooms[code] = room
         self.lobby.disown(code)  # as indexed while pending, if it was: the blob says
         self.lobby.own(code, room.owner)
@@ -132,6 +129,10 @@ class Persistence:
                     if seat.peer is not None:
                         peers.add(seat.peer)
                         lobby.detach(seat.peer)
+                # Its spectators may hold views of the undone change: closed too (PROTOCOL.md §16).
+                for peer in list(room.spectators or ()):
+                    peers.add(peer)
+                    lobby.unwatch(peer)
                 lobby.forget(room)
                 fx.rearm(room)  # cancels its timer: it is no longer in the lobby
             fx.extend(self.restore(code, env, stage=False, not_before=env.now + 1.0))

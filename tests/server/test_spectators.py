@@ -265,3 +265,19 @@ def test_an_expired_room_closes_for_its_spectators() -> None:
     h.turn()
     assert viewer.last("room_closed") == {"type": "room_closed", "room": code, "reason": "expired"}
     assert viewer.pid not in h.rooms.lobby.peer_watch and not h.rooms.lobby.watching
+
+
+def test_a_failed_commit_shows_the_spectator_nothing_undone_and_closes_it() -> None:
+    """§11/§16: an action whose commit fails is undone; its held spectator view is never sent
+    (it would show the undone move) and the spectator is closed like the players, to watch again."""
+    h = Harness()
+    a, _ = h.start()
+    viewer, _ = _watch(h, a.room)
+    seen = len(viewer.all("spectate_state"))
+    h.storage.fail_next = True
+    reply = a.send(**oracle_message(h.match(a).state))
+    assert reply[-1]["code"] == "internal_error" and h.match(a).seq == 0
+    assert len(viewer.all("spectate_state")) == seen
+    assert viewer.last("error")["code"] == "internal_error" and viewer.closed
+    assert viewer.pid not in h.rooms.lobby.peer_watch
+    assert _watch(h, a.room, "10.0.0.7")[1][-1]["type"] == "ok"
