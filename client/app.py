@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="open the online screen on an invite link (mineduel://HOST:PORT/join/CODE, "
                              "or mineduels:// over TLS); nobody is seated until Join")
     parser.add_argument("--replay-view", type=Path, default=None, metavar="FILE",
-                        help="open a saved match record (docs/RECORD.md) in the replay viewer")
+                        help="open a match record (docs/RECORD.md) in the viewer")
     parser.add_argument("--kiosk", action="store_true",
                         help="kiosk mode: full screen, touch-first, players cannot quit, "
                              "back to the start after idle time (docs/KIOSK.md)")
