@@ -34,7 +34,7 @@ import pygame
 
 from mineduel.client.scenes.analysis_paint import AnalysisPainter
 from mineduel.client.scenes.base import Context, Scene
-from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind
+from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, Swipe
 from mineduel.client.ui.widgets import Button, WidgetGroup
 from mineduel.shared.ai.analysis import RISK_MARGIN, ExploreRisk, explore_risks, seat_timeline
 from mineduel.shared.fairness.record import InvalidRecord, loads
@@ -47,7 +47,6 @@ log = logging.getLogger(__name__)
 
 __all__ = ["AnalysisScene", "ExploreStep", "MatchAnalysis", "analyse_record", "open_analysis"]
 
-SWIPE = 48  # canvas pixels a horizontal drag over the board must travel to step
 CHIPS = 4  # risky-explore chips shown at most (the last one says how many more when there are more)
 
 
@@ -121,7 +120,7 @@ class AnalysisScene(Scene):
         self.problem: str | None = None if text is not None else ctx.t("analysis.no_record")
         self.index = 0
         self._drawn = False
-        self._swipe: tuple[float, float] | None = None
+        self._swipe = Swipe()
         self.widgets = WidgetGroup(ctx.invalidate, lambda: self.ctx.keyboard)
         self.paint = AnalysisPainter(self)
         self.relayout()
@@ -244,21 +243,11 @@ class AnalysisScene(Scene):
         return False
 
     def _swiped(self, event: PointerEvent) -> bool:
-        """A horizontal drag over the board steps: right to left is the next explore (as a page turns)."""
-        board = self.paint.board.card
-        if event.kind is PointerKind.DOWN:
-            self._swipe = event.pos if board.collidepoint(event.pos) else None
-            return False
-        if event.kind is PointerKind.CANCEL:
-            self._swipe = None
-            return False
-        if event.kind is PointerKind.UP and self._swipe is not None:
-            start, self._swipe = self._swipe, None
-            dx, dy = event.pos[0] - start[0], event.pos[1] - start[1]
-            if abs(dx) >= SWIPE and abs(dx) > abs(dy):
-                (self.next if dx < 0 else self.previous)()
-                return True
-        return False
+        """A swipe over the board steps (right to left is the next explore)."""
+        step = self._swipe.feed(event, self.paint.board.card)
+        if step:
+            (self.next if step > 0 else self.previous)()
+        return step != 0
 
     def update(self, now: float) -> None:
         if self.pending and self._drawn:

@@ -28,7 +28,7 @@ import pygame
 
 from mineduel.client.scenes.base import Context, Scene
 from mineduel.client.scenes.match_words import round_of
-from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind
+from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind, Swipe
 from mineduel.client.ui.widgets import Button, WidgetGroup
 from mineduel.shared.fairness.record import InvalidRecord, Record, loads
 from mineduel.shared.rules.bitboard import COLS
@@ -43,7 +43,6 @@ __all__ = ["PLAY_INTERVAL", "VIEWS", "Replay", "ReplayStep", "ReplayViewer", "bu
 
 PLAY_INTERVAL = 0.8  # seconds between two actions while playing
 VIEWS = ("0", "1", "full")
-SWIPE = 48  # canvas pixels a horizontal drag over the board must travel to step
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +180,7 @@ class ReplayViewer(Scene):
         self.view = str(seat) if seat in (0, 1) else "0"
         self.playing = False
         self.next_at: float | None = None
-        self._swipe: tuple[float, float] | None = None
+        self._swipe = Swipe()
         self._scrub = False
         self.widgets = WidgetGroup(ctx.invalidate, lambda: self.ctx.keyboard)
         self.paint = ReplayPainter(self)
@@ -415,21 +414,11 @@ class ReplayViewer(Scene):
         return True
 
     def _swiped(self, event: PointerEvent) -> bool:
-        """A horizontal drag over the board steps: right to left is the next action."""
-        board = self.paint.board.card
-        if event.kind is PointerKind.DOWN:
-            self._swipe = event.pos if board.collidepoint(event.pos) else None
-            return False
-        if event.kind is PointerKind.CANCEL:
-            self._swipe = None
-            return False
-        if event.kind is PointerKind.UP and self._swipe is not None:
-            start, self._swipe = self._swipe, None
-            dx, dy = event.pos[0] - start[0], event.pos[1] - start[1]
-            if abs(dx) >= SWIPE and abs(dx) > abs(dy):
-                (self.next if dx < 0 else self.previous)()
-                return True
-        return False
+        """A swipe over the board steps (right to left is the next action)."""
+        step = self._swipe.feed(event, self.paint.board.card)
+        if step:
+            (self.next if step > 0 else self.previous)()
+        return step != 0
 
     def update(self, now: float) -> None:
         replay = self.replay

@@ -64,6 +64,31 @@ class TextEvent:
 InputEvent = PointerEvent | KeyEvent | WheelEvent | TextEvent
 
 
+class Swipe:
+    """A horizontal drag that starts inside an area: ``feed`` says -1 (back), +1 (forward) or 0.
+
+    Right to left is forward, as a page turns. One definition for every screen that steps through
+    positions by a swipe over its board (the analysis, the replay viewer).
+    """
+
+    DISTANCE = 48  # canvas pixels the drag must travel, and more across than down
+
+    def __init__(self) -> None:
+        self._start: tuple[float, float] | None = None
+
+    def feed(self, event: PointerEvent, area: pygame.Rect) -> int:
+        if event.kind is PointerKind.DOWN:
+            self._start = event.pos if area.collidepoint(event.pos) else None
+        elif event.kind is PointerKind.CANCEL:
+            self._start = None
+        elif event.kind is PointerKind.UP and self._start is not None:
+            start, self._start = self._start, None
+            dx, dy = event.pos[0] - start[0], event.pos[1] - start[1]
+            if abs(dx) >= self.DISTANCE and abs(dx) > abs(dy):
+                return 1 if dx < 0 else -1
+        return 0
+
+
 def translate(
     event: pygame.event.Event,
     window_to_logical: Callable[[Point], Point],
