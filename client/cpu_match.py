@@ -30,18 +30,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from mineduel.client.controller import (
-    Applied,
-    BoardReveal,
-    Capabilities,
-    Ended,
-    MatchEvent,
-    OpponentKind,
-    Refused,
-    Timing,
-    board_reveal_of,
-)
-from mineduel.client.pacing import StepPacer
+from mineduel.client.controller import Applied, BoardReveal, Capabilities, Refused, board_reveal_of
+from mineduel.client.local_match import LOCAL_SEAT, OTHER_SEAT, LocalMatch
 from mineduel.shared.ai import cpu as ai
 from mineduel.shared.ai.analysis import hint as safest_cells
 from mineduel.shared.ai.expert import seat_probabilities
@@ -50,11 +40,11 @@ from mineduel.shared.ai.memory import Memory, remember
 from mineduel.shared.fairness.record import dumps
 from mineduel.shared.rules import events as ev
 from mineduel.shared.rules.bitboard import COLS, Mask, cells
-from mineduel.shared.rules.engine import Action, ActionType, GameState, Outcome, Phase, Reason, Refusal, Variant
+from mineduel.shared.rules.engine import Action, ActionType, GameState, Phase, Refusal, Variant
 from mineduel.shared.rules.views import SeatView
 
-HUMAN = 0
-CPU = 1
+HUMAN = LOCAL_SEAT
+CPU = OTHER_SEAT
 
 AiStep = Callable[[SeatView, ai.Difficulty, random.Random, int | None], ai.Decision]
 """A replacement for a specified level's AI (tests wrap ``ai.next_step`` to watch what the CPU sees)."""
@@ -73,7 +63,7 @@ def new_seed() -> int:
     return random.SystemRandom().getrandbits(63)
 
 
-class CpuMatch:
+class CpuMatch(LocalMatch):
     """A match against the CPU: engine state, the AI, its pacing, events and the record."""
 
     def __init__(
@@ -94,24 +84,16 @@ class CpuMatch:
             raise ValueError("a replacement AI step is for the specified levels only")
         self.seed = new_seed() if seed is None else seed
         self._rng = random.Random(self.seed)
-        self._clock = clock
-        self._wall_clock = wall_clock
         self._step = step
         self._player = CpuPlayer(self.difficulty)
         self._client_version = client_version
-        self.state = GameState(Variant.CPU) if state is None else state
+        super().__init__(GameState(Variant.CPU) if state is None else state, clock=clock, wall_clock=wall_clock)
         if self.state.variant is not Variant.CPU:
             raise ValueError("a CPU match needs a CPU-variant state")
-        self.pacer = StepPacer(clock)
         if self.state.to_move == CPU:
             self.pacer.arm()
-        self._events: list[MatchEvent] = []
         self._actions: list[Action] = []
         self._last_human_safe: int | None = None  # AI4's "most recently explored safely"
-        self._started = clock()
-        self._started_at = wall_clock()
-        self._elapsed: float | None = None
-        self._ended_at: float | None = None
         self._view_cache: SeatView | None = None
         self._capabilities = Capabilities(reveal=self, reveal_on_request=True)
         self._reveal: BoardReveal | None = None
@@ -120,15 +102,7 @@ class CpuMatch:
         self._hints: list[dict[str, Any]] = []  # RECORD.md "hints", one entry per position asked about
         self._last_hint: tuple[int, Hint] | None = None
 
-    # ----- MatchController ----------------------------------------------------------------
-    @property
-    def seat(self) -> int:
-        return HUMAN
-
-    @property
-    def opponent(self) -> OpponentKind:
-        return OpponentKind.CPU
-
+    # ----- MatchController (the rest is LocalMatch's) -------------------------------------------
     @property
     def capabilities(self) -> Capabilities:
         """Of ONLINE's extras only the reveal after the end, on request (E2: *Show everything*);
@@ -149,15 +123,6 @@ class CpuMatch:
             self._view_cache = self.state.view(HUMAN)
         return self._view_cache
 
-    def submit(self, action: Action) -> None:
-        if action.seat != HUMAN:
-            raise ValueError("the local player is seat 0")
-        self._apply(action)
-
-    def poll(self) -> list[MatchEvent]:
-        events, self._events = self._events, []
-        return events
-
     def update(self) -> None:
         """Take the CPU's step when its 650 ms countdown has run out (AI6)."""
         if self.state.to_move != CPU:
@@ -173,24 +138,6 @@ class CpuMatch:
         else:
             decision = self._player.step(view, self._rng, self._last_human_safe)
         self._apply(decision.action)
-
-    def next_wakeup(self) -> float | None:
-        return self.pacer.deadline()
-
-    def set_paused(self, reason: str, paused: bool) -> None:
-        self.pacer.set_paused(reason, paused)
-
-    @property
-    def opponent_to_move(self) -> bool:
-        return self.state.to_move == CPU
-
-    @property
-    def outcome(self) -> Outcome | None:
-        return self.state.outcome()
-
-    def timing(self) -> Timing:
-        elapsed = self._elapsed if self._elapsed is not None else self._clock() - self._started
-        return Timing(self._started_at, elapsed, self.state.turn, self._elapsed is not None)
 
     # ----- the hint (issue 18 item 4; the screen offers it only when the settings say so) ----------
     def hint_allowed(self) -> bool:
@@ -257,9 +204,6 @@ class CpuMatch:
         stamp = datetime.fromtimestamp(self._started_at, UTC).strftime("%Y%m%d-%H%M%S")
         return f"cpu-{stamp}-{self.seed % 100000:05d}"
 
-    def close(self) -> None:
-        self.pacer.cancel()
-
     # ----- the one place that changes the match --------------------------------------------
     def _apply(self, action: Action) -> None:
         state = self.state
@@ -283,14 +227,6 @@ class CpuMatch:
             self.pacer.arm()  # AI6: the next CPU step 650 ms after this action
         else:
             self.pacer.cancel()
-
-    def _finish(self, outcome: Outcome) -> None:
-        """C4/E1: the result, turns and elapsed time are fixed once; the CPU timer stops."""
-        self.pacer.cancel()
-        self._elapsed = self._clock() - self._started
-        self._ended_at = self._wall_clock()
-        ko = self.state.ko_cell if outcome.reason is Reason.KO else None
-        self._events.append(Ended(outcome, self.state.turn, self._elapsed, ko))
 
 
 def _applied(event: ev.Event, kind: ActionType) -> Applied:

@@ -14,23 +14,13 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from mineduel.client.controller import (
-    Applied,
-    BoardReveal,
-    Capabilities,
-    Ended,
-    MatchEvent,
-    OpponentKind,
-    Refused,
-    Timing,
-)
-from mineduel.client.pacing import StepPacer
+from mineduel.client.controller import Applied, BoardReveal, Capabilities, Refused
+from mineduel.client.local_match import LOCAL_SEAT, OTHER_SEAT, LocalMatch
 from mineduel.shared.rules import events as ev
-from mineduel.shared.rules.engine import Action, GameState, Outcome, Reason, Refusal
-from mineduel.shared.rules.views import SeatView
+from mineduel.shared.rules.engine import Action, GameState, Outcome, Refusal
 
-PLAYER = 0
-OPPONENT = 1
+PLAYER = LOCAL_SEAT
+OPPONENT = OTHER_SEAT
 
 
 class _Reveal:
@@ -56,19 +46,13 @@ class _Reveal:
         )
 
 
-class TutorialMatch:
+class TutorialMatch(LocalMatch):
     """A match on ``state`` whose opponent plays only the moves queued for it."""
 
     def __init__(self, state: GameState, *, clock: Callable[[], float] = time.monotonic,
                  wall_clock: Callable[[], float] = time.time) -> None:
-        self.state = state
-        self._clock = clock
-        self._started = clock()
-        self._started_at = wall_clock()
-        self._elapsed: float | None = None
-        self.pacer = StepPacer(clock)
+        super().__init__(state, clock=clock, wall_clock=wall_clock)
         self._queue: deque[Action] = deque()
-        self._events: list[MatchEvent] = []
         self.actions: list[Action] = []  # every applied move, both seats, in order
         self._capabilities = Capabilities(reveal=_Reveal(self))
         if state.outcome() is not None:  # resumed after the end: the screen still has to hear it
@@ -88,31 +72,7 @@ class TutorialMatch:
         """The opponent still has queued moves to play."""
         return bool(self._queue)
 
-    # ----- MatchController ----------------------------------------------------------------------
-    @property
-    def seat(self) -> int:
-        return PLAYER
-
-    @property
-    def opponent(self) -> OpponentKind:
-        return OpponentKind.CPU
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return self._capabilities
-
-    def view(self) -> SeatView:
-        return self.state.view(PLAYER)
-
-    def submit(self, action: Action) -> None:
-        if action.seat != PLAYER:
-            raise ValueError("the local player is seat 0")
-        self._apply(action)
-
-    def poll(self) -> list[MatchEvent]:
-        events, self._events = self._events, []
-        return events
-
+    # ----- MatchController (the rest is LocalMatch's) ------------------------------------------
     def update(self) -> None:
         if not self._queue or not self.pacer.due():
             return
@@ -124,24 +84,6 @@ class TutorialMatch:
             self._queue.clear()
             self.pacer.cancel()
 
-    def next_wakeup(self) -> float | None:
-        return self.pacer.deadline()
-
-    def set_paused(self, reason: str, paused: bool) -> None:
-        self.pacer.set_paused(reason, paused)
-
-    @property
-    def opponent_to_move(self) -> bool:
-        return self.state.to_move == OPPONENT
-
-    @property
-    def outcome(self) -> Outcome | None:
-        return self.state.outcome()
-
-    def timing(self) -> Timing:
-        elapsed = self._elapsed if self._elapsed is not None else self._clock() - self._started
-        return Timing(self._started_at, elapsed, self.state.turn, self._elapsed is not None)
-
     def record_text(self) -> str | None:
         return None  # a tutorial leaves no record
 
@@ -151,7 +93,7 @@ class TutorialMatch:
 
     def close(self) -> None:
         self._queue.clear()
-        self.pacer.cancel()
+        super().close()
 
     # ----- the one place that changes the match ----------------------------------------------------
     def _apply(self, action: Action) -> None:
@@ -170,7 +112,4 @@ class TutorialMatch:
 
     def _finish(self, outcome: Outcome) -> None:
         self._queue.clear()
-        self.pacer.cancel()
-        self._elapsed = self._clock() - self._started
-        ko = self.state.ko_cell if outcome.reason is Reason.KO else None
-        self._events.append(Ended(outcome, self.state.turn, self._elapsed, ko))
+        super()._finish(outcome)
