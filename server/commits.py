@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
-from mineduel.server.storage import Blob, Storage, Write
+from mineduel.server.storage import Blob, PlayerRow, RatedResult, Storage, Write
 from mineduel.shared.wire.messages import ServerMessage
 
 if TYPE_CHECKING:
@@ -68,6 +68,12 @@ class Storable(Protocol):
     """A room as the queue needs it: serialised only when its batch is written."""
 
     def to_blob(self) -> Blob: ...
+
+
+class StorablePlayer(Protocol):
+    """A player as the queue needs it (``server/players.py``): its row taken at the commit."""
+
+    def to_row(self) -> PlayerRow: ...
 
 
 @dataclass(eq=False, slots=True)
@@ -100,6 +106,8 @@ class Batch:
     meta: dict[str, str] = field(default_factory=dict)
     purge_before: float | None = None
     keep_results: int | None = None  # the store's bound: keep the newest this many results
+    players: dict[str, StorablePlayer] = field(default_factory=dict)  # by key hash (issue 20)
+    rated_results: list[RatedResult] = field(default_factory=list)
     held: list[Held] = field(default_factory=list)
     held_peers: set[int] = field(default_factory=set)
     requests: list[Request] = field(default_factory=list)
@@ -111,11 +119,13 @@ class Batch:
         return bool(
             self.rooms or self.actions or self.drop_actions or self.results or self.meta
             or self.purge_before is not None or self.keep_results is not None
+            or self.players or self.rated_results
         )
 
     def absorb(self, later: Batch) -> None:
         """Take a later batch in (both are undone together after a failed commit)."""
         self.rooms.update(later.rooms)
+        self.players.update(later.players)
         self.held += later.held
         self.held_peers |= later.held_peers
         self.requests += later.requests
@@ -134,6 +144,8 @@ class Batch:
             meta=self.meta,
             purge_results_before=self.purge_before,
             keep_results=self.keep_results,
+            players=[p.to_row() for p in self.players.values()] if self.players else [],
+            rated_results=self.rated_results,
         )
 
 
@@ -270,6 +282,13 @@ class CommitQueue:
     def stage_trim_results(self, keep: int) -> None:
         """Past the store's bound: only the newest ``keep`` results stay (oldest first out)."""
         self._staging().keep_results = keep
+
+    def stage_player(self, key_hash: str, player: StorablePlayer) -> None:
+        """A player row (issue 20), taken as the player is at the commit."""
+        self._staging().players[key_hash] = player
+
+    def stage_rated_result(self, result: RatedResult) -> None:
+        self._staging().rated_results.append(result)
 
     def stage_meta(self, key: str, value: str) -> None:
         self._staging().meta[key] = value
@@ -431,4 +450,6 @@ def _failure_of(error: BaseException) -> Failure:
     return Failure(error, type(error), error.__traceback__)
 
 
-__all__ = ["Batch", "CommitQueue", "Held", "Outbox", "Request", "Storable", "ThreadedWriter", "Writer"]
+__all__ = [
+    "Batch", "CommitQueue", "Held", "Outbox", "Request", "Storable", "StorablePlayer", "ThreadedWriter", "Writer",
+]

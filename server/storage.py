@@ -14,6 +14,14 @@ What is stored:
 * ``results`` the finished match's full record (RECORD.md) and its end time, kept 24 h (O15).
 * ``meta``    ``clock``: the last server-clock time known to be alive (written every second
   and at shutdown); schema version.
+* ``players`` one row per player (issue 20, PROTOCOL.md §17): keyed by the SHA-256 of the
+  player's secret key (the key itself is never stored), its public id, name and Glicko-2 rating.
+* ``rated_results`` one row per player of each rated match that changed ratings: written in the
+  same transaction as the match's result, so a rating change is as durable as the match.
+
+Schema 2 added the last two tables; a schema 1 file is migrated on open (the tables are created,
+nothing else changes). The player methods (``load_player`` … ``pair_results``) are part of the
+interface since schema 2.
 
 Every :meth:`Storage.commit` is one transaction: an accepted action and the room state it
 leads to are on disk together, before anyone is told about them.
@@ -30,7 +38,9 @@ from typing import Any, Protocol, TypeAlias
 
 import orjson
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+MIGRATES_FROM = frozenset({"1"})
+"""Schemas an open migrates: 1 → 2 only adds the ``players`` and ``rated_results`` tables."""
 
 Blob: TypeAlias = dict[str, Any]
 """A JSON document as storage keeps it: a room's blob, or one stored action row (a record action
@@ -38,9 +48,43 @@ with its salt and the match clock). Storage only stores and returns them; ``serv
 and ``server/match.py`` give them meaning (docs/PROTOCOL.md §11)."""
 
 
+@dataclass(frozen=True, slots=True)
+class PlayerRow:
+    """A player as stored (issue 20): ``key_hash`` = SHA-256 hex of the secret key, ``player`` the
+    public id (16 hex); the rating is Glicko-2 (``server/glicko2.py``); times are Unix time."""
+
+    key_hash: str
+    player: str
+    name: str
+    rating: float = 1500.0
+    deviation: float = 500.0
+    volatility: float = 0.09
+    games: int = 0
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+    created: float = 0.0
+    updated: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class RatedResult:
+    """One player's side of a rated match that changed ratings: ``result`` ``win``/``loss``/``draw``,
+    the rating before and after, ``at`` the end in Unix time."""
+
+    match_id: str
+    player: str
+    opponent: str
+    result: str
+    before: float
+    after: float
+    at: float
+
+
 @dataclass
 class Write:
-    """One atomic change: room blobs (``None`` deletes the room), new actions, results, meta."""
+    """One atomic change: room blobs (``None`` deletes the room), new actions, results, meta,
+    players (inserted or replaced by ``key_hash``) and rated results."""
 
     rooms: dict[str, Blob | None] = field(default_factory=dict)
     actions: list[tuple[str, int, Blob]] = field(default_factory=list)
@@ -49,11 +93,14 @@ class Write:
     meta: dict[str, str] = field(default_factory=dict)
     purge_results_before: float | None = None  # O15: results that ended before this go
     keep_results: int | None = None  # the store's bound: then only the newest this many results stay
+    players: list[PlayerRow] = field(default_factory=list)
+    rated_results: list[RatedResult] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(
             self.rooms or self.actions or self.drop_actions or self.results or self.meta
             or self.purge_results_before is not None or self.keep_results is not None
+            or self.players or self.rated_results
         )
 
 
@@ -74,6 +121,25 @@ class Storage(Protocol):
 
     def load_result(self, match_id: str) -> str | None:
         """A finished match's record text."""
+
+    def load_player(self, key_hash: str) -> PlayerRow | None:
+        """The player whose key hashes to ``key_hash`` (issue 20)."""
+
+    def player_by_id(self, player: str) -> PlayerRow | None:
+        """The player with this public id."""
+
+    def leaderboard(self, limit: int, max_deviation: float) -> list[PlayerRow]:
+        """The ``limit`` best players whose deviation is at most ``max_deviation``: rating
+        descending, then public id ascending (a stable order for equal ratings)."""
+
+    def rank_of(self, player: str, max_deviation: float) -> int | None:
+        """The player's 1-based place in that order, ``None`` if not ranked (unknown, or deviation too high)."""
+
+    def recent_results(self, player: str, limit: int) -> list[RatedResult]:
+        """The player's latest rated results, newest first (``at`` descending, then match id)."""
+
+    def pair_results(self, player: str, opponent: str, since: float) -> int:
+        """How many rated results ``player`` has against ``opponent`` with ``at >= since`` (the pair limit)."""
 
     def close(self) -> None:
         """Release the database."""
@@ -147,6 +213,18 @@ class SQLiteStorage:
                 match_id TEXT PRIMARY KEY, room TEXT NOT NULL, ended REAL NOT NULL,
                 record TEXT NOT NULL);
             CREATE INDEX IF NOT EXISTS results_ended ON results (ended);
+            CREATE TABLE IF NOT EXISTS players (
+                key_hash TEXT PRIMARY KEY, player TEXT NOT NULL UNIQUE, name TEXT NOT NULL,
+                rating REAL NOT NULL, deviation REAL NOT NULL, volatility REAL NOT NULL,
+                games INTEGER NOT NULL, wins INTEGER NOT NULL, losses INTEGER NOT NULL,
+                draws INTEGER NOT NULL, created REAL NOT NULL, updated REAL NOT NULL);
+            CREATE INDEX IF NOT EXISTS players_board ON players (rating DESC, player);
+            CREATE TABLE IF NOT EXISTS rated_results (
+                match_id TEXT NOT NULL, player TEXT NOT NULL, opponent TEXT NOT NULL,
+                result TEXT NOT NULL, before REAL NOT NULL, after REAL NOT NULL, at REAL NOT NULL,
+                PRIMARY KEY (match_id, player));
+            CREATE INDEX IF NOT EXISTS rated_results_player ON rated_results (player, at);
+            CREATE INDEX IF NOT EXISTS rated_results_pair ON rated_results (player, opponent, at);
             """
         )
         # Reads get a connection of their own (WAL: they see committed data only and never wait
@@ -155,8 +233,9 @@ class SQLiteStorage:
         if self.path != ":memory:":
             self._read = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         version = self.meta("schema")
-        if version is not None and version != SCHEMA_VERSION:
+        if version is not None and version != SCHEMA_VERSION and version not in MIGRATES_FROM:
             raise RuntimeError(f"{self.path}: database schema {version}, expected {SCHEMA_VERSION}")
+        # A schema 1 file got its new tables from the script above: writing the version is the migration.
         # Also a write probe: a server that cannot store must not start and acknowledge moves it
         # would lose (a read-only file opens without complaint otherwise).
         self.commit(Write(meta={"schema": SCHEMA_VERSION}))
@@ -192,6 +271,16 @@ class SQLiteStorage:
                     "DELETE FROM results WHERE match_id IN "
                     "(SELECT match_id FROM results ORDER BY ended DESC, match_id DESC LIMIT -1 OFFSET ?)",
                     (write.keep_results,),
+                )
+            if write.players:
+                db.executemany(
+                    "INSERT OR REPLACE INTO players VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [_player_values(p) for p in write.players],
+                )
+            if write.rated_results:
+                db.executemany(
+                    "INSERT OR REPLACE INTO rated_results VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(r.match_id, r.player, r.opponent, r.result, r.before, r.after, r.at) for r in write.rated_results],
                 )
         except BaseException:
             if db.in_transaction:  # SQLite already rolled back after some errors (SQLITE_FULL)
@@ -247,16 +336,71 @@ class SQLiteStorage:
         rows = self._read.execute("SELECT code, json_extract(data, '$.owner') FROM rooms")
         return {code: owner for code, owner in rows if isinstance(owner, str) and owner}
 
+    def load_player(self, key_hash: str) -> PlayerRow | None:
+        row = self._read.execute(f"SELECT {_PLAYER_COLUMNS} FROM players WHERE key_hash = ?", (key_hash,)).fetchone()
+        return None if row is None else PlayerRow(*row)
+
+    def player_by_id(self, player: str) -> PlayerRow | None:
+        row = self._read.execute(f"SELECT {_PLAYER_COLUMNS} FROM players WHERE player = ?", (player,)).fetchone()
+        return None if row is None else PlayerRow(*row)
+
+    def leaderboard(self, limit: int, max_deviation: float) -> list[PlayerRow]:
+        rows = self._read.execute(
+            f"SELECT {_PLAYER_COLUMNS} FROM players WHERE deviation <= ? ORDER BY rating DESC, player LIMIT ?",
+            (max_deviation, limit),
+        )
+        return [PlayerRow(*row) for row in rows]
+
+    def rank_of(self, player: str, max_deviation: float) -> int | None:
+        me = self.player_by_id(player)
+        if me is None or me.deviation > max_deviation:
+            return None
+        ahead = self._read.execute(
+            "SELECT COUNT(*) FROM players WHERE deviation <= ? AND (rating > ? OR (rating = ? AND player < ?))",
+            (max_deviation, me.rating, me.rating, me.player),
+        ).fetchone()[0]
+        return int(ahead) + 1
+
+    def recent_results(self, player: str, limit: int) -> list[RatedResult]:
+        rows = self._read.execute(
+            "SELECT match_id, player, opponent, result, before, after, at FROM rated_results "
+            "WHERE player = ? ORDER BY at DESC, match_id DESC LIMIT ?",
+            (player, limit),
+        )
+        return [RatedResult(*row) for row in rows]
+
+    def pair_results(self, player: str, opponent: str, since: float) -> int:
+        row = self._read.execute(
+            "SELECT COUNT(*) FROM rated_results WHERE player = ? AND opponent = ? AND at >= ?",
+            (player, opponent, since),
+        ).fetchone()
+        return int(row[0])
+
     def close(self) -> None:
         if self._read is not self._db:
             self._read.close()
         self._db.close()
 
 
+_PLAYER_COLUMNS = "key_hash, player, name, rating, deviation, volatility, games, wins, losses, draws, created, updated"
+
+
+def _player_values(p: PlayerRow) -> tuple[object, ...]:
+    return (p.key_hash, p.player, p.name, p.rating, p.deviation, p.volatility, p.games, p.wins, p.losses,
+            p.draws, p.created, p.updated)
+
+
+def _board_key(p: PlayerRow) -> tuple[float, str]:
+    """The leaderboard's order: rating descending, then public id ascending."""
+    return (-p.rating, p.player)
+
+
 class MemoryStorage:
     """The same contract in memory (tests); ``fail_next`` makes the next commit raise."""
 
     def __init__(self) -> None:
+        self.players: dict[str, PlayerRow] = {}  # by key hash
+        self.rated_results: dict[tuple[str, str], RatedResult] = {}  # by (match id, player)
         self.rooms: dict[str, str] = {}
         self.actions: dict[str, dict[int, str]] = {}
         self.results: dict[str, tuple[str, float, str]] = {}
@@ -290,6 +434,10 @@ class MemoryStorage:
             newest = sorted(self.results, key=lambda m: (self.results[m][1], m), reverse=True)
             for gone in newest[write.keep_results :]:
                 del self.results[gone]
+        for p in write.players:
+            self.players[p.key_hash] = p
+        for r in write.rated_results:
+            self.rated_results[(r.match_id, r.player)] = r
         self.commits += 1
 
     def meta(self, key: str) -> str | None:
@@ -320,6 +468,35 @@ class MemoryStorage:
         owners = {code: _loads(data).get("owner") for code, data in self.rooms.items()}
         return {code: owner for code, owner in owners.items() if isinstance(owner, str) and owner}
 
+    def load_player(self, key_hash: str) -> PlayerRow | None:
+        return self.players.get(key_hash)
+
+    def player_by_id(self, player: str) -> PlayerRow | None:
+        for p in self.players.values():
+            if p.player == player:
+                return p
+        return None
+
+    def _ranked(self, max_deviation: float) -> list[PlayerRow]:
+        return sorted((p for p in self.players.values() if p.deviation <= max_deviation), key=_board_key)
+
+    def leaderboard(self, limit: int, max_deviation: float) -> list[PlayerRow]:
+        return self._ranked(max_deviation)[:limit]
+
+    def rank_of(self, player: str, max_deviation: float) -> int | None:
+        for rank, p in enumerate(self._ranked(max_deviation), 1):
+            if p.player == player:
+                return rank
+        return None
+
+    def recent_results(self, player: str, limit: int) -> list[RatedResult]:
+        mine = [r for r in self.rated_results.values() if r.player == player]
+        mine.sort(key=lambda r: (r.at, r.match_id), reverse=True)
+        return mine[:limit]
+
+    def pair_results(self, player: str, opponent: str, since: float) -> int:
+        return sum(1 for r in self.rated_results.values() if r.player == player and r.opponent == opponent and r.at >= since)
+
     def close(self) -> None:
         pass
 
@@ -332,4 +509,6 @@ def check_storage(storage: object) -> Storage:
     return storage  # type: ignore[return-value]
 
 
-__all__ = ["MemoryStorage", "SQLiteStorage", "Storage", "Write", "check_storage", "create_private"]
+__all__ = [
+    "MemoryStorage", "PlayerRow", "RatedResult", "SQLiteStorage", "Storage", "Write", "check_storage", "create_private",
+]
