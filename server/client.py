@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, overload
 
 from twisted.internet.abstract import isIPv6Address
@@ -121,6 +121,22 @@ def _read(line: bytes) -> tuple[m.ServerMessage, Json]:
 
 def _request_id(message: m.ServerMessage) -> m.RequestId | None:
     return getattr(message, "id", None)
+
+
+def _matcher(
+    kind: type[Any] | str | None, pred: Callable[[Any], bool] | None, as_json: bool
+) -> Callable[[m.ServerMessage, Json], bool]:
+    """What :meth:`LineClient.wait_for` waits for: a message of ``kind`` that ``pred`` accepts."""
+
+    def test(message: m.ServerMessage, obj: Json) -> bool:
+        if isinstance(kind, type):
+            if not isinstance(message, kind):
+                return False
+        elif kind is not None and kind != message.TYPE:
+            return False
+        return pred is None or pred(obj if as_json else message)
+
+    return test
 
 
 @implementer(IHandshakeListener)
@@ -234,7 +250,7 @@ class LineClient(LineOnlyReceiver):
         """The first not-yet-taken message of ``kind`` (a typed class, or a type name for the JSON
         spelling) that ``pred`` accepts, now or later; ``pred`` sees the same spelling."""
         as_json = not isinstance(kind, type)
-        test = self._test(kind, pred, as_json)
+        test = _matcher(kind, pred, as_json)
         for index, (message, obj) in enumerate(zip(self.typed, self.messages, strict=True)):
             if index not in self._taken and test(message, obj):
                 self._taken.add(index)
@@ -244,20 +260,6 @@ class LineClient(LineOnlyReceiver):
         waiter = _Waiter(test, as_json)
         self._waiters.append(waiter)
         return waiter.done
-
-    @staticmethod
-    def _test(
-        kind: type[Any] | str | None, pred: Callable[[Any], bool] | None, as_json: bool
-    ) -> Callable[[m.ServerMessage, Json], bool]:
-        def test(message: m.ServerMessage, obj: Json) -> bool:
-            if isinstance(kind, type):
-                if not isinstance(message, kind):
-                    return False
-            elif kind is not None and kind != message.TYPE:
-                return False
-            return pred is None or pred(obj if as_json else message)
-
-        return test
 
     @overload
     def last(self, kind: type[T]) -> T | None: ...
@@ -328,6 +330,30 @@ class LineClient(LineOnlyReceiver):
     async def hello(self) -> Json:
         """``hello`` with this client's name; the ``welcome`` (also kept typed in ``welcome``)."""
         return await self.request("hello", protocol=PROTOCOL_VERSION, client=self.name)
+
+    async def spectate(self, code: str) -> m.SpectateState:
+        """Watch room ``code`` (PROTOCOL.md §16): the room's first public view, once the ``ok`` came.
+
+        Later views arrive as ``spectate_state`` messages (``wait_for(m.SpectateState)``, or the
+        listener); a refusal raises :class:`ServerError` (``room_not_found``, ``spectating_off``, …).
+        """
+        earlier = [x for x in self.typed if isinstance(x, m.SpectateState)]  # views of an earlier watch
+        first = self.wait_for(m.SpectateState, lambda s: not any(s is x for x in earlier))
+        try:
+            await self.request(m.Spectate(code))
+        except BaseException:
+            if not first.called:  # nothing will come for this request: forget the waiter quietly
+                self._waiters = [w for w in self._waiters if w.done is not first]
+            first.addErrback(lambda _: None)
+            raise
+        return await first
+
+    async def live_rooms(self) -> Sequence[m.LiveRoom]:
+        """The listed rooms with a match to watch now, most recently started first (PROTOCOL.md §16)."""
+        reply = await self.request(m.LiveRoomsRequest())
+        if not isinstance(reply, m.LiveRooms):
+            raise m.BadMessage(f"live_rooms answered with {reply.TYPE}")
+        return reply.rooms
 
     def close(self) -> Deferred[None]:
         self._wire().loseConnection()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from twisted.logger import Logger
@@ -40,6 +41,19 @@ class PeerInfo:
 def hash_token(token: str) -> str:
     """O16: only SHA-256 of a session token is ever stored."""
     return hashlib.sha256(token.encode("ascii")).hexdigest()
+
+
+def live_rooms(rooms: Iterable[Room], limit: int) -> list[Room]:
+    """The rooms ``live_rooms`` names (PROTOCOL.md §16): created ``listed``, spectators allowed and
+    a match in progress, the most recently started first (then by code), at most ``limit``. A room
+    created without ``listed`` is never named: its code stays its players' to give.
+
+    One pass over the rooms (``listed`` tested first: most rooms are not), about 0.1 ms for 10,000,
+    which each connection's rate limit bounds."""
+    live = [r for r in rooms if r.listed and r.watchable and r.match is not None and not r.match.over]
+    live.sort(key=lambda r: r.code)
+    live.sort(key=lambda r: r.match.started if r.match is not None else 0.0, reverse=True)
+    return live[:limit]
 
 
 class Lobby:

@@ -221,6 +221,17 @@ def spectate_state(room: Room, env: Env) -> m.SpectateState:
     )
 
 
+def live_rooms(rooms: Sequence[Room], rid: m.RequestId | None) -> m.LiveRooms:
+    """The ``live_rooms`` reply (§16): each room's public facts only — its code, the players' names
+    by match seat, the match number, the turn and how many watch (what its ``spectate_state`` shows)."""
+    listed = []
+    for room in rooms:
+        match = room.match
+        assert match is not None
+        listed.append(m.LiveRoom(room.code, tuple(match.names), match.number, match.state.turn, len(room.spectators or ())))
+    return m.LiveRooms(listed, rid)
+
+
 def spectator_updates(room: Room, env: Env, fx: Effects) -> None:
     """One ``spectate_state`` (built once) to every spectator of ``room``."""
     watching = room.spectators

@@ -22,10 +22,11 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
+from mineduel.server import presenter
 from mineduel.server.commits import Batch, CommitQueue, Outbox, Writer
 from mineduel.server.config import Config
 from mineduel.server.limits import AddressLimits, AddressState
-from mineduel.server.lobby import PeerInfo
+from mineduel.server.lobby import PeerInfo, live_rooms
 from mineduel.server.match import RandBytes
 from mineduel.server.rooms import Rooms
 from mineduel.server.storage import Storage
@@ -39,7 +40,7 @@ from mineduel.shared.wire.codec import (
     request_kind,
     room_code,
 )
-from mineduel.shared.wire.names import ACTION_TYPES, PROTOCOL_VERSION, ClientType, ErrorCode
+from mineduel.shared.wire.names import ACTION_TYPES, LIVE_ROOMS_MAX, PROTOCOL_VERSION, ClientType, ErrorCode
 
 log = Logger(namespace="mineduel.session")
 
@@ -468,6 +469,9 @@ class ServerCore:
                     rooms.join(pid, code, req)
                 else:
                     rooms.resume(pid, code, req)
+            return
+        if isinstance(req, m.LiveRoomsRequest):  # §16: any greeted connection, players and spectators too
+            self.outbox.send(pid, presenter.live_rooms(live_rooms(rooms.rooms.values(), LIVE_ROOMS_MAX), rid))
             return
         if isinstance(req, m.GetRecord):
             # Match ids can be guessed like room codes: misses count against the same limit.

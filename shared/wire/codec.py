@@ -258,6 +258,8 @@ def parse_request(kind: ClientType, msg: Mapping[str, Any]) -> m.ClientMessage:
         return m.CreateRoom(player_name(msg), client_seed(msg), rid, listed, spectators)
     if kind is ClientType.SPECTATE:
         return m.Spectate(msg.get("room"), rid)
+    if kind is ClientType.LIVE_ROOMS:
+        return m.LiveRoomsRequest(rid)
     if kind is ClientType.PEEK:
         return m.Peek(msg.get("room"), rid)
     if kind is ClientType.JOIN:

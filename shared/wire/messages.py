@@ -20,7 +20,7 @@ from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar, Literal, TypeAlias, TypeVar
 
 from mineduel.shared.rules.vocabulary import Phase, Reason
-from mineduel.shared.wire.names import ROOM_CODE_ALPHABET, ROOM_CODE_LENGTH, ClientType, ServerType
+from mineduel.shared.wire.names import LIVE_ROOMS_MAX, ROOM_CODE_ALPHABET, ROOM_CODE_LENGTH, ClientType, ServerType
 
 Json: TypeAlias = dict[str, Any]
 """A JSON object as the codec reads and writes it (only here and in the codec)."""
@@ -1081,9 +1081,55 @@ class SpectateState:
         )
 
 
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class LiveRoom:
+    """One room of a ``live_rooms`` reply (§16): public facts of a listed room's running match."""
+
+    room: str
+    players: Sequence[str]  # the names by match seat (seat 0 first)
+    number: int  # the room's match number (a rematch is the next one)
+    turn: int  # F3 (0 in the opening)
+    spectators: int  # connections watching it now
+
+    def wire(self) -> Json:
+        return {"room": self.room, "players": list(self.players), "number": self.number, "turn": self.turn,
+                "spectators": self.spectators}
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> LiveRoom:
+        players = _need(obj, "players")
+        if not (isinstance(players, list) and len(players) == 2):
+            raise BadMessage("'players' must be the two players' names")
+        names = tuple(_str({"name": p}, "name", limit=64) for p in players)
+        return cls(_room_code(obj), names, _int(obj, "number", 1), _int(obj, "turn"), _int(obj, "spectators"))
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class LiveRooms:
+    """``live_rooms``: the listed, watchable rooms with a match in progress, most recently started
+    first, at most :data:`~mineduel.shared.wire.names.LIVE_ROOMS_MAX` (§16)."""
+
+    TYPE: ClassVar[ServerType] = ServerType.LIVE_ROOMS
+    rooms: Sequence[LiveRoom]
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "live_rooms", "rooms": [r.wire() for r in self.rooms]}, self.id)
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> LiveRooms:
+        rooms = _need(obj, "rooms")
+        if not (isinstance(rooms, list) and len(rooms) <= LIVE_ROOMS_MAX and all(isinstance(r, dict) for r in rooms)):
+            raise BadMessage(f"'rooms' must be a list of at most {LIVE_ROOMS_MAX} objects")
+        return cls(tuple(LiveRoom.parse(r) for r in rooms), _rid(obj))
+
+
 ServerMessage: TypeAlias = (
     Welcome | Error | Ok | Ping | Pong | RoomCreated | RoomInfo | Joined | Room | MatchStart | State
     | Presence | MatchEnd | RematchStatus | RecordReply | RoomClosed | ServerClosing | SpectateState
+    | LiveRooms
 )
 
 SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
@@ -1091,6 +1137,7 @@ SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
     for cls in (
         Welcome, Error, Ok, Ping, Pong, RoomCreated, RoomInfo, Joined, Room, MatchStart, State,
         Presence, MatchEnd, RematchStatus, RecordReply, RoomClosed, ServerClosing, SpectateState,
+        LiveRooms,
     )
 }
 
@@ -1292,6 +1339,18 @@ class Spectate:
 
 @_fast_init
 @dataclass(frozen=True, slots=True)
+class LiveRoomsRequest:
+    """§16: which listed rooms have a match to watch now (answered :class:`LiveRooms`)."""
+
+    TYPE: ClassVar[ClientType] = ClientType.LIVE_ROOMS
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "live_rooms"}, self.id)
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
 class Bye:
     TYPE: ClassVar[ClientType] = ClientType.BYE
 
@@ -1301,7 +1360,7 @@ class Bye:
 
 ClientMessage: TypeAlias = (
     Hello | PingRequest | PongReply | CreateRoom | Peek | Join | Resume | Ready | Leave | MatchAction
-    | Resign | Rematch | GetRecord | Bye | Spectate
+    | Resign | Rematch | GetRecord | Bye | Spectate | LiveRoomsRequest
 )
 
 Message: TypeAlias = ServerMessage | ClientMessage

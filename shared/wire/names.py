@@ -35,6 +35,9 @@ ROOM_CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 ROOM_CODE_LENGTH = 6
 """31**6 ≈ 8.9e8 codes."""
 
+LIVE_ROOMS_MAX = 20
+"""At most this many rooms in a ``live_rooms`` reply (PROTOCOL.md §16), the most recently started."""
+
 INVITE_SCHEME = "mineduel"
 """Invite links look like ``mineduel://HOST:PORT/join/CODE`` and identify the room only (O1)."""
 
@@ -64,6 +67,7 @@ class ClientType(StrEnum):
     GET_RECORD = "get_record"
     BYE = "bye"
     SPECTATE = "spectate"  # watch a room without a seat (PROTOCOL.md §16)
+    LIVE_ROOMS = "live_rooms"  # the listed rooms with a match to watch now (§16)
 
 
 class ServerType(StrEnum):
@@ -87,6 +91,7 @@ class ServerType(StrEnum):
     ROOM_CLOSED = "room_closed"
     SERVER_CLOSING = "server_closing"
     SPECTATE_STATE = "spectate_state"  # a spectator's public view of a room (§16)
+    LIVE_ROOMS = "live_rooms"  # the reply to live_rooms (§16)
 
 
 class ErrorCode(StrEnum):

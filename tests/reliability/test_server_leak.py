@@ -93,14 +93,15 @@ FIELDS: dict[str, frozenset[str]] = {
         # PROTOCOL.md §16; its own leak property: tests/reliability/test_spectator_leak.py.
         "spectate_state": "type room status spectators players match_id number seq phase to_move turn deadline "
         "server_time board result reveal",
+        "live_rooms": "type rooms id",  # §16: listed rooms only (tests/server/test_spectators.py)
     }.items()
 }
 MESSAGE_TYPES = frozenset(t.value for t in ServerType)
 assert frozenset(FIELDS) == MESSAGE_TYPES, "a new server message type needs its audit fields"
-SPECTATOR_TYPES = frozenset({ServerType.SPECTATE_STATE.value})
+SPECTATOR_TYPES = frozenset({ServerType.SPECTATE_STATE.value, ServerType.LIVE_ROOMS.value})
 SPECTATOR_ERRORS = frozenset({ErrorCode.SPECTATOR.value, ErrorCode.SPECTATING_OFF.value, ErrorCode.TOO_MANY_SPECTATORS.value})
-"""Only a spectator connection gets these (PROTOCOL.md §16): the tour and the twins seat players,
-so their audit is tests/reliability/test_spectator_leak.py and tests/server/test_spectators.py."""
+"""What only spectators (and whoever asks ``live_rooms``) get (PROTOCOL.md §16): the tour and the twins
+seat players and never ask, so their audit is tests/reliability/test_spectator_leak.py and tests/server/test_spectators.py."""
 BOARD_LAYERS = frozenset({"numbers", "opened_by", "markers", "my_mines"})  # no layer for the opponent's mines
 EVENT_FIELDS = frozenset({"seq", "by", "action", "cell", "at", "auto", "commitment", "transcript"})
 SEAT_FIELDS = frozenset({"name", "connected", "ready", "rematch", "grace", "grace_expired"})

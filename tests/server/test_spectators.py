@@ -9,6 +9,7 @@ import dataclasses
 from typing import Any
 
 import pytest
+import pytest_twisted
 
 from mineduel.server.config import Config
 from mineduel.shared.wire import codec
@@ -281,3 +282,159 @@ def test_a_failed_commit_shows_the_spectator_nothing_undone_and_closes_it() -> N
     assert viewer.last("error")["code"] == "internal_error" and viewer.closed
     assert viewer.pid not in h.rooms.lobby.peer_watch
     assert _watch(h, a.room, "10.0.0.7")[1][-1]["type"] == "ok"
+
+
+# ----- live_rooms (PROTOCOL.md §16, contract C1) -------------------------------------------------------
+
+
+def _live(client: Client) -> list[dict[str, Any]]:
+    reply = client.send(type="live_rooms", id=3)
+    assert [r["type"] for r in reply] == ["live_rooms"] and reply[0]["id"] == 3, reply
+    assert codec.encode_message(codec.parse_server(reply[0])) == codec.encode(reply[0])  # the strict reader agrees
+    return list(reply[0]["rooms"])
+
+
+def _room(h: Harness, *, listed: bool = True, spectators: bool = True, start: bool = True,
+          names: tuple[str, str] = ("Ann", "Bob")) -> tuple[Client, Client]:
+    """A room created with the given flags (each room from its own addresses), started or waiting."""
+    n = len(h.rooms.rooms)
+    a = h.connect(f"10.1.{n // 200}.{n % 200 + 1}")
+    b = h.connect(f"10.2.{n // 200}.{n % 200 + 1}")
+    created = a.send(type="create_room", name=names[0], listed=listed, spectators=spectators)
+    a.room = b.room = created[0]["room"]
+    b.send(type="join", room=a.room, name=names[1])
+    if start:
+        a.send(type="ready")
+        b.send(type="ready")
+    return a, b
+
+
+def test_live_rooms_names_only_listed_watchable_playing_rooms() -> None:
+    """C1: listed AND spectators allowed AND a match in progress; an unlisted room is never named."""
+    h = Harness()
+    asker = h.connect("10.0.0.9")
+    assert _live(asker) == []
+    live, _ = _room(h)
+    unlisted, _ = _room(h, listed=False)
+    closed, _ = _room(h, spectators=False)
+    waiting, _ = _room(h, start=False)
+    finished, finished_b = _room(h)
+    play_to_score_end(h, *((finished, finished_b) if finished.seat == 0 else (finished_b, finished)))
+    rooms = _live(asker)
+    assert [r["room"] for r in rooms] == [live.room]
+    match = h.match(live)
+    assert rooms[0] == {"room": live.room, "players": list(match.names), "number": 1, "turn": match.state.turn,
+                        "spectators": 0}
+    text = b"".join(h.out.lines[asker.pid])
+    for hidden in (unlisted, closed, waiting, finished):
+        assert hidden.room is not None and hidden.room.encode() not in text
+
+
+def test_live_rooms_follow_the_match_and_count_spectators() -> None:
+    h = Harness()
+    asker = h.connect("10.0.0.9")
+    a, b = _room(h, names=("Kim", "Lee"))
+    _watch(h, a.room, "10.0.5.1")
+    _watch(h, a.room, "10.0.5.2")
+    [entry] = _live(asker)
+    assert entry["spectators"] == 2 and entry["number"] == 1
+    assert entry["players"] == [h.match(a).names[0], h.match(a).names[1]] and set(entry["players"]) == {"Kim", "Lee"}
+    first, second = (a, b) if a.seat == 0 else (b, a)
+    play_to_score_end(h, first, second)
+    assert _live(asker) == []  # finished: not live
+    a.send(type="rematch")
+    b.send(type="rematch")
+    [entry] = _live(asker)  # the rematch is live again, with its own number
+    assert entry["number"] == 2 and entry["turn"] == 0
+    a.send(type="resign")
+    assert _live(asker) == []
+
+
+def test_live_rooms_newest_first_at_most_twenty() -> None:
+    h = Harness()
+    codes = []
+    for _ in range(23):
+        a, _ = _room(h)
+        codes.append(a.room)
+        h.advance(1.0)
+    rooms = _live(h.connect("10.0.0.9"))
+    assert [r["room"] for r in rooms] == list(reversed(codes))[:20]
+
+
+def test_live_rooms_answer_a_player_and_a_spectator_and_nothing_changes() -> None:
+    h = Harness()
+    a, b = _room(h)
+    viewer, _ = _watch(h, a.room)
+    seq = h.match(a).seq
+    before = {c.pid: len(h.out.lines[c.pid]) for c in (a, b, viewer)}
+    assert [r["room"] for r in _live(a)] == [a.room]
+    assert [r["room"] for r in _live(viewer)] == [a.room]
+    assert h.match(a).seq == seq
+    assert len(h.out.lines[b.pid]) == before[b.pid]  # the other player is told nothing
+    assert len(h.out.lines[a.pid]) == before[a.pid] + 1 and len(h.out.lines[viewer.pid]) == before[viewer.pid] + 1
+
+
+def test_live_rooms_needs_hello_and_is_answered_while_storage_fails() -> None:
+    h = Harness()
+    a, _ = _room(h)
+    stranger = h.connect("10.0.0.9", hello=False)
+    assert stranger.send(type="live_rooms")[-1]["code"] == "hello_required"
+    h.storage.fail_next = True
+    assert a.send(type="explore", cell=[0, 0])[-1]["code"] in ("internal_error", "not_your_turn", "own_mine")
+    asker = h.connect("10.0.0.8")
+    reply = asker.send(type="live_rooms")
+    assert reply[-1]["type"] == "live_rooms"
+
+
+def test_the_strict_reader_refuses_a_malformed_live_rooms() -> None:
+    entry = {"room": "NYTF23", "players": ["Ann", "Bob"], "number": 1, "turn": 12, "spectators": 2}
+    good = {"type": "live_rooms", "rooms": [entry], "id": 1}  # the id last, as in every reply
+    assert codec.encode_message(codec.parse_server(good)) == codec.encode(good)
+    for bad in ({**good, "rooms": [entry] * 21}, {**good, "rooms": [{**entry, "room": "nytf23"}]},
+                {**good, "rooms": [{**entry, "players": ["Ann"]}]}, {**good, "rooms": [{**entry, "number": 0}]},
+                {**good, "rooms": [{**entry, "turn": -1}]}, {**good, "rooms": {}}):
+        with pytest.raises(BadMessage):
+            codec.parse_server(bad)
+
+
+@pytest_twisted.ensureDeferred
+async def test_line_client_spectate_and_live_rooms_over_loopback(tmp_path: Any) -> None:
+    """``LineClient.spectate(code)`` / ``live_rooms()`` (bots, benchmarks) against a real server."""
+    from twisted.internet import reactor
+    from twisted.internet.task import Clock
+
+    from mineduel.server.client import ServerError, connect
+    from mineduel.server.service import start_server
+    from mineduel.shared.wire import messages as m
+
+    clock = Clock()
+    clock.advance(1_700_000_000)
+    config = Config(host="127.0.0.1", port=0, udp_port=0, db=str(tmp_path / "s.db"), rate_per_second=1e6, rate_burst=1e6)
+    handle = start_server(reactor, config, clock=clock)
+    clock.advance(0)
+    clients = []
+    try:
+        for name in ("ann", "bob", "eve"):
+            c = await connect(reactor, "127.0.0.1", handle.port, name)
+            await c.hello()
+            clients.append(c)
+        a, b, viewer = clients
+        created = await a.request(m.CreateRoom(name="Ann", listed=True))
+        assert isinstance(created, m.RoomCreated)
+        await b.request(m.Join(created.room, name="Bob"))
+        assert await viewer.live_rooms() == ()
+        await a.request(m.Ready())
+        await b.request(m.Ready())
+        [live] = await viewer.live_rooms()
+        assert live.room == created.room and set(live.players) == {"Ann", "Bob"} and live.spectators == 0
+        first = await viewer.spectate(created.room.lower())
+        assert first.room == created.room and first.status == "playing" and first.spectators == 1
+        [live] = await a.live_rooms()  # a player may ask too
+        assert live.spectators == 1
+        with pytest.raises(ServerError) as refused:
+            await viewer.spectate(created.room)
+        assert refused.value.code == "spectator"
+    finally:
+        for c in clients:
+            c.close()
+        await handle.stop()

@@ -22,8 +22,10 @@ LINES = sorted({line.rstrip("\n") for capture in load_golden().values() for line
 def test_the_capture_holds_every_server_message_type() -> None:
     kinds = {codec.decode(line)["type"] for line in LINES}
     # The heartbeat ``ping`` runs on its own loop, which the captured sessions never start; the
-    # captured sessions have no spectator (``spectate_state``: tests/server/test_spectators.py).
-    assert kinds | {"ping", "spectate_state"} == set(m.SERVER_MESSAGES)
+    # captured sessions have no spectator (``spectate_state``, ``live_rooms``: tests/server/test_spectators.py).
+    # Nor players (§17: tests/shared/test_wire_players.py, tests/server/test_players.py).
+    players = {"player", "queue", "matched", "profile", "leaderboard"}
+    assert kinds | {"ping", "spectate_state", "live_rooms"} | players == set(m.SERVER_MESSAGES)
     ping = '{"type":"ping","server_time":1.5}'
     assert codec.encode_message(codec.decode_server(ping)) == ping.encode() + b"\n"
 
