@@ -255,7 +255,10 @@ def parse_request(kind: ClientType, msg: Mapping[str, Any]) -> m.ClientMessage:
         spectators = msg.get("spectators", True)
         if not isinstance(spectators, bool):
             raise bad("'spectators' must be true or false")
-        return m.CreateRoom(player_name(msg), client_seed(msg), rid, listed, spectators)
+        rated = msg.get("rated", False)
+        if not isinstance(rated, bool):
+            raise bad("'rated' must be true or false")
+        return m.CreateRoom(player_name(msg), client_seed(msg), rid, listed, spectators, rated)
     if kind is ClientType.SPECTATE:
         return m.Spectate(msg.get("room"), rid)
     if kind is ClientType.LIVE_ROOMS:
@@ -279,7 +282,52 @@ def parse_request(kind: ClientType, msg: Mapping[str, Any]) -> m.ClientMessage:
         return m.Rematch(client_seed(msg), rid)
     if kind is ClientType.GET_RECORD:
         return m.GetRecord(match_id(msg.get("match_id")), rid)
+    if kind in PLAYER_TYPES:
+        return _player_request(kind, msg, rid)
     raise ValueError(f"parse hello with hello_request, not {kind}")  # pragma: no cover - HELLO only
+
+
+PLAYER_TYPES = frozenset({
+    ClientType.IDENTIFY, ClientType.RENAME, ClientType.QUICK_MATCH, ClientType.LEAVE_QUEUE,
+    ClientType.GET_PROFILE, ClientType.GET_LEADERBOARD,
+})
+"""The requests of PROTOCOL.md §17 (players, quick match, ratings)."""
+
+_PLAYER_KEY = re.compile(r"[A-Za-z0-9_-]{43}")
+_PLAYER_ID = re.compile(r"[0-9a-f]{16}")
+
+
+def player_key(value: Any) -> str:
+    """§17: a player key, 43 characters of URL-safe base64 (32 random bytes, no padding)."""
+    if not isinstance(value, str) or _PLAYER_KEY.fullmatch(value) is None:
+        raise bad("'key' must be 43 characters of URL-safe base64 (32 random bytes)")
+    return value
+
+
+def _wanted_name(msg: Mapping[str, Any]) -> str:
+    """§17: ``name`` must be a string here; its length, characters and the deny list are the
+    server's check (``bad_name``), after trimming."""
+    name = msg.get("name")
+    if not isinstance(name, str):
+        raise bad("'name' must be a string")
+    return name
+
+
+def _player_request(kind: ClientType, msg: Mapping[str, Any], rid: str | int | None) -> m.ClientMessage:
+    if kind is ClientType.IDENTIFY:
+        return m.Identify(player_key(msg.get("key")), _wanted_name(msg), rid)
+    if kind is ClientType.RENAME:
+        return m.Rename(_wanted_name(msg), rid)
+    if kind is ClientType.QUICK_MATCH:
+        return m.QuickMatch(rid)
+    if kind is ClientType.LEAVE_QUEUE:
+        return m.LeaveQueue(rid)
+    if kind is ClientType.GET_PROFILE:
+        player = msg.get("player")
+        if player is not None and (not isinstance(player, str) or _PLAYER_ID.fullmatch(player) is None):
+            raise bad("'player' must be a player id: 16 lowercase hex digits")
+        return m.GetProfile(player, rid)
+    return m.GetLeaderboard(rid)
 
 
 class UnknownServerMessage(m.BadMessage):

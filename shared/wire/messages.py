@@ -281,6 +281,31 @@ def _with_id(out: Json, rid: RequestId | None) -> Json:
     return out
 
 
+RATING_MAX = 10_000.0
+"""A Glicko-2 rating or deviation a client accepts (§17: ratings start at 1500, deviations at 500)."""
+DISPLAY_MAX = 64
+"""A player's ``display`` (``Name#3f9c``, §17) is at most this long."""
+RECENT_MAX = 20
+"""At most this many ``recent`` results in a ``profile`` (§17)."""
+LEADERBOARD_MAX = 100
+"""At most this many players in a ``leaderboard``'s ``top`` (§17)."""
+
+
+def _display(obj: Mapping[str, Any], key: str = "display") -> str:
+    """A player's public name with its tag (§17), printable, at most :data:`DISPLAY_MAX` characters."""
+    value = _str(obj, key, limit=DISPLAY_MAX)
+    if not value or not value.isprintable():
+        raise BadMessage(f"{key!r} must be a printable player name")
+    return value
+
+
+def _list_of(obj: Mapping[str, Any], key: str, most: int) -> list[Mapping[str, Any]]:
+    value = _need(obj, key)
+    if not (isinstance(value, list) and len(value) <= most and all(isinstance(v, dict) for v in value)):
+        raise BadMessage(f"{key!r} must be a list of at most {most} objects")
+    return value
+
+
 # ----- parts of messages ---------------------------------------------------------------------------
 
 
@@ -445,9 +470,13 @@ class SeatInfo:
     rematch: bool
     grace: Deadline | None
     grace_expired: bool
+    # §17: once the seat's player identified, its public name with tag and its rating (additive).
+    display: str | None = None
+    rating: float | None = None
+    provisional: bool | None = None
 
     def wire(self) -> Json:
-        return {
+        out: Json = {
             "name": self.name,
             "connected": self.connected,
             "ready": self.ready,
@@ -455,14 +484,23 @@ class SeatInfo:
             "grace": None if self.grace is None else self.grace.wire(),
             "grace_expired": self.grace_expired,
         }
+        if self.display is not None:
+            out["display"] = self.display
+            out["rating"] = self.rating
+            out["provisional"] = self.provisional
+        return out
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any] | None, server_time: float | None = None) -> SeatInfo | None:
         if obj is None:
             return None
+        identified = obj.get("display") is not None
         return cls(
             _str(obj, "name", limit=64), _bool(obj, "connected"), _bool(obj, "ready"), _bool(obj, "rematch"),
             Deadline.parse_near(_opt_object(obj, "grace"), server_time, "grace"), _bool(obj, "grace_expired"),
+            _display(obj) if identified else None,
+            _number(obj, "rating", 0.0, RATING_MAX) if identified else None,
+            _bool(obj, "provisional") if identified else None,
         )
 
 
@@ -702,6 +740,7 @@ class Room:
     expires: float | None
     server_time: float
     spectators: int = 0  # §16: connections watching the room; on the wire only when > 0 (additive)
+    rated: bool = False  # §17: a rated room; on the wire only when true (additive)
 
     def wire(self) -> Json:
         out: Json = {
@@ -717,6 +756,8 @@ class Room:
         }
         if self.spectators:
             out["spectators"] = self.spectators
+        if self.rated:
+            out["rated"] = True
         return out
 
     @classmethod
@@ -728,6 +769,7 @@ class Room:
             _room_code(obj), _choice(obj, "status", _STATUSES), me, SeatInfo.parse(_opt_object(obj, "opponent"), server_time),
             _opt_hex(obj, "match_id", 16), _hex(obj, "next_commitment", 64), _opt_number(obj, "expires"), server_time,
             _int(obj, "spectators") if "spectators" in obj else 0,
+            _bool(obj, "rated") if "rated" in obj else False,
         )
 
 
@@ -886,9 +928,10 @@ class MatchEnd:
     elapsed: float
     record: RecordJson
     next_commitment: str
+    rating: RatingChange | None = None  # §17: a rated match's change for this seat (absent otherwise)
 
     def wire(self) -> Json:
-        return {
+        out: Json = {
             "type": "match_end",
             "match_id": self.match_id,
             "seat": self.seat,
@@ -899,13 +942,18 @@ class MatchEnd:
             "record": self.record,
             "next_commitment": self.next_commitment,
         }
+        if self.rating is not None:
+            out["rating"] = self.rating.wire()
+        return out
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> MatchEnd:
+        rating = _opt_object(obj, "rating")
         return cls(
             _hex(obj, "match_id", 16), _seat(obj), Result.parse(_object(obj, "result")),
             Reveal.parse(_object(obj, "reveal")), _int(obj, "turns"), _number(obj, "elapsed", 0.0, DURATION_MAX),
             _record(obj, "record"), _hex(obj, "next_commitment", 64),
+            None if rating is None else RatingChange.parse(rating),
         )
 
 
@@ -967,6 +1015,274 @@ class ServerClosing:
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> ServerClosing:
         return cls(_word(obj, "reason", limit=64))
+
+
+# ----- players, quick match and ratings (PROTOCOL.md §17) -------------------------------------------
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class RatingInfo:
+    """A Glicko-2 rating as §17 shows it: value, deviation and whether it is still provisional."""
+
+    value: float
+    deviation: float
+    provisional: bool
+
+    def wire(self) -> Json:
+        return {"value": self.value, "deviation": self.deviation, "provisional": self.provisional}
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> RatingInfo:
+        return cls(_number(obj, "value", 0.0, RATING_MAX), _number(obj, "deviation", 0.0, RATING_MAX),
+                   _bool(obj, "provisional"))
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class RatingChange:
+    """§17 ``match_end.rating``: this seat's rating before and after a rated match.
+
+    ``unrated`` names why nothing changed (``void``, or ``pair_limit``: this pair already played
+    its rated matches of the day); absent when the match counted.
+    """
+
+    before: float
+    after: float
+    change: float
+    deviation: float
+    provisional: bool
+    unrated: str | None = None
+
+    def wire(self) -> Json:
+        out: Json = {"before": self.before, "after": self.after, "change": self.change, "deviation": self.deviation,
+                     "provisional": self.provisional}
+        if self.unrated is not None:
+            out["unrated"] = self.unrated
+        return out
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> RatingChange:
+        return cls(
+            _number(obj, "before", 0.0, RATING_MAX), _number(obj, "after", 0.0, RATING_MAX),
+            _number(obj, "change", -RATING_MAX, RATING_MAX), _number(obj, "deviation", 0.0, RATING_MAX),
+            _bool(obj, "provisional"), None if obj.get("unrated") is None else _word(obj, "unrated"),
+        )
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class PlayerInfo:
+    """§17 ``player``: who this connection is (after ``identify`` or ``rename``)."""
+
+    TYPE: ClassVar[ServerType] = ServerType.PLAYER
+    player: str  # public id: 16 hex digits
+    name: str
+    tag: str  # the id's first 4 hex digits
+    display: str  # name#tag
+    rating: RatingInfo
+    games: int
+    wins: int
+    losses: int
+    draws: int
+
+    def wire(self) -> Json:
+        return {
+            "type": "player", "player": self.player, "name": self.name, "tag": self.tag, "display": self.display,
+            "rating": self.rating.wire(), "games": self.games, "wins": self.wins, "losses": self.losses,
+            "draws": self.draws,
+        }
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> PlayerInfo:
+        return cls(
+            _hex(obj, "player", 16), _display(obj, "name"), _hex(obj, "tag", 4), _display(obj),
+            RatingInfo.parse(_object(obj, "rating")), _int(obj, "games"), _int(obj, "wins"), _int(obj, "losses"),
+            _int(obj, "draws"),
+        )
+
+
+_QUEUE_STATUSES = frozenset({"waiting", "left"})
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class QueueStatus:
+    """§17 ``queue``: waiting (since when, on the server clock) or left (and why)."""
+
+    TYPE: ClassVar[ServerType] = ServerType.QUEUE
+    status: str  # waiting / left
+    since: float | None = None  # waiting only
+    server_time: float | None = None  # waiting only
+    reason: str | None = None  # left only: cancelled / not_ready
+
+    def wire(self) -> Json:
+        if self.status == "waiting":
+            return {"type": "queue", "status": "waiting", "since": self.since, "server_time": self.server_time}
+        return {"type": "queue", "status": self.status, "reason": self.reason}
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> QueueStatus:
+        status = _choice(obj, "status", _QUEUE_STATUSES)
+        if status == "waiting":
+            return cls(status, _number(obj, "since"), _number(obj, "server_time"))
+        return cls(status, reason=_word(obj, "reason"))
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class MatchedOpponent:
+    """The opponent a quick match found, as public as a leaderboard line (§17): no key, no address."""
+
+    display: str
+    rating: float
+    provisional: bool
+
+    def wire(self) -> Json:
+        return {"display": self.display, "rating": self.rating, "provisional": self.provisional}
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> MatchedOpponent:
+        return cls(_display(obj), _number(obj, "rating", 0.0, RATING_MAX), _bool(obj, "provisional"))
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class Matched:
+    """§17: the quick match found an opponent and seated both in a new room; ``ready`` before ``confirm``."""
+
+    TYPE: ClassVar[ServerType] = ServerType.MATCHED
+    room: str
+    token: str  # this seat's session token (works with resume like joined's)
+    seat: int  # join order in the room (0: seated first)
+    opponent: MatchedOpponent
+    rated: bool
+    confirm: Deadline
+
+    def wire(self) -> Json:
+        return {
+            "type": "matched", "room": self.room, "token": self.token, "seat": self.seat,
+            "opponent": self.opponent.wire(), "rated": self.rated, "confirm": self.confirm.wire(),
+        }
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> Matched:
+        confirm = Deadline.parse(_object(obj, "confirm"))
+        assert confirm is not None
+        return cls(
+            _room_code(obj), _hex(obj, "token", 64), _seat(obj), MatchedOpponent.parse(_object(obj, "opponent")),
+            _bool(obj, "rated"), confirm,
+        )
+
+
+_RESULTS = frozenset({"win", "loss", "draw"})
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class RecentResult:
+    """One rated match of a profile (§17): against whom, the result, the rating change, when (Unix time)."""
+
+    match_id: str
+    opponent: str  # the opponent's display
+    result: str  # win / loss / draw
+    change: float
+    at: float
+
+    def wire(self) -> Json:
+        return {"match_id": self.match_id, "opponent": self.opponent, "result": self.result, "change": self.change,
+                "at": self.at}
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> RecentResult:
+        return cls(_hex(obj, "match_id", 16), _display(obj, "opponent"), _choice(obj, "result", _RESULTS),
+                   _number(obj, "change", -RATING_MAX, RATING_MAX), _number(obj, "at"))
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """§17 ``profile``: a player's rating, counts and latest rated matches (newest first)."""
+
+    TYPE: ClassVar[ServerType] = ServerType.PROFILE
+    player: str
+    display: str
+    rating: RatingInfo
+    games: int
+    wins: int
+    losses: int
+    draws: int
+    recent: Sequence[RecentResult]
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({
+            "type": "profile", "player": self.player, "display": self.display, "rating": self.rating.wire(),
+            "games": self.games, "wins": self.wins, "losses": self.losses, "draws": self.draws,
+            "recent": [r.wire() for r in self.recent],
+        }, self.id)
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> Profile:
+        return cls(
+            _hex(obj, "player", 16), _display(obj), RatingInfo.parse(_object(obj, "rating")), _int(obj, "games"),
+            _int(obj, "wins"), _int(obj, "losses"), _int(obj, "draws"),
+            tuple(RecentResult.parse(r) for r in _list_of(obj, "recent", RECENT_MAX)), _rid(obj),
+        )
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class LeaderboardEntry:
+    rank: int
+    player: str
+    display: str
+    rating: float
+    games: int
+
+    def wire(self) -> Json:
+        return {"rank": self.rank, "player": self.player, "display": self.display, "rating": self.rating,
+                "games": self.games}
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> LeaderboardEntry:
+        return cls(_int(obj, "rank", 1), _hex(obj, "player", 16), _display(obj),
+                   _number(obj, "rating", 0.0, RATING_MAX), _int(obj, "games"))
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class LeaderboardMe:
+    rank: int
+    rating: float
+
+    def wire(self) -> Json:
+        return {"rank": self.rank, "rating": self.rating}
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> LeaderboardMe:
+        return cls(_int(obj, "rank", 1), _number(obj, "rating", 0.0, RATING_MAX))
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class Leaderboard:
+    """§17 ``leaderboard``: the best ranked players (deviation ≤ 75) and this connection's place."""
+
+    TYPE: ClassVar[ServerType] = ServerType.LEADERBOARD
+    top: Sequence[LeaderboardEntry]
+    me: LeaderboardMe | None
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "leaderboard", "top": [e.wire() for e in self.top],
+                         "me": None if self.me is None else self.me.wire()}, self.id)
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> Leaderboard:
+        me = _opt_object(obj, "me")
+        return cls(tuple(LeaderboardEntry.parse(e) for e in _list_of(obj, "top", LEADERBOARD_MAX)),
+                   None if me is None else LeaderboardMe.parse(me), _rid(obj))
 
 
 @_fast_init
@@ -1129,6 +1445,7 @@ class LiveRooms:
 ServerMessage: TypeAlias = (
     Welcome | Error | Ok | Ping | Pong | RoomCreated | RoomInfo | Joined | Room | MatchStart | State
     | Presence | MatchEnd | RematchStatus | RecordReply | RoomClosed | ServerClosing | SpectateState
+    | PlayerInfo | QueueStatus | Matched | Profile | Leaderboard
     | LiveRooms
 )
 
@@ -1137,6 +1454,7 @@ SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
     for cls in (
         Welcome, Error, Ok, Ping, Pong, RoomCreated, RoomInfo, Joined, Room, MatchStart, State,
         Presence, MatchEnd, RematchStatus, RecordReply, RoomClosed, ServerClosing, SpectateState,
+        PlayerInfo, QueueStatus, Matched, Profile, Leaderboard,
         LiveRooms,
     )
 }
@@ -1187,6 +1505,7 @@ class CreateRoom:
     id: RequestId | None = None
     listed: bool = False  # LAN discovery names the room while it waits for a player (PROTOCOL.md §12)
     spectators: bool = True  # §16: whoever has the code may watch; false turns spectating off
+    rated: bool = False  # §17: a rated room (needs identify)
 
     def wire(self) -> Json:
         out: Json = {"type": "create_room", "name": self.name}
@@ -1196,6 +1515,8 @@ class CreateRoom:
             out["listed"] = True
         if not self.spectators:
             out["spectators"] = False
+        if self.rated:
+            out["rated"] = True
         return _with_id(out, self.id)
 
 
@@ -1326,6 +1647,77 @@ class GetRecord:
 
 @_fast_init
 @dataclass(frozen=True, slots=True)
+class Identify:
+    """§17: who this connection is: the player's secret key (43 URL-safe base64 characters) and name."""
+
+    TYPE: ClassVar[ClientType] = ClientType.IDENTIFY
+    key: str
+    name: str
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "identify", "key": self.key, "name": self.name}, self.id)
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class Rename:
+    TYPE: ClassVar[ClientType] = ClientType.RENAME
+    name: str
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "rename", "name": self.name}, self.id)
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class QuickMatch:
+    TYPE: ClassVar[ClientType] = ClientType.QUICK_MATCH
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "quick_match"}, self.id)
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class LeaveQueue:
+    TYPE: ClassVar[ClientType] = ClientType.LEAVE_QUEUE
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "leave_queue"}, self.id)
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class GetProfile:
+    """§17: this connection's own profile, or the one of ``player`` (a public id)."""
+
+    TYPE: ClassVar[ClientType] = ClientType.GET_PROFILE
+    player: str | None = None
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        out: Json = {"type": "get_profile"}
+        if self.player is not None:
+            out["player"] = self.player
+        return _with_id(out, self.id)
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class GetLeaderboard:
+    TYPE: ClassVar[ClientType] = ClientType.GET_LEADERBOARD
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "get_leaderboard"}, self.id)
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
 class Spectate:
     """§16: watch a room without a seat (the code is checked at step 7, like ``join``'s)."""
 
@@ -1360,7 +1752,8 @@ class Bye:
 
 ClientMessage: TypeAlias = (
     Hello | PingRequest | PongReply | CreateRoom | Peek | Join | Resume | Ready | Leave | MatchAction
-    | Resign | Rematch | GetRecord | Bye | Spectate | LiveRoomsRequest
+    | Resign | Rematch | GetRecord | Bye | Spectate
+    | Identify | Rename | QuickMatch | LeaveQueue | GetProfile | GetLeaderboard | LiveRoomsRequest
 )
 
 Message: TypeAlias = ServerMessage | ClientMessage

@@ -67,6 +67,12 @@ class ClientType(StrEnum):
     GET_RECORD = "get_record"
     BYE = "bye"
     SPECTATE = "spectate"  # watch a room without a seat (PROTOCOL.md §16)
+    IDENTIFY = "identify"  # §17: the player's key and name
+    RENAME = "rename"  # §17
+    QUICK_MATCH = "quick_match"  # §17: join the quick-match queue
+    LEAVE_QUEUE = "leave_queue"  # §17
+    GET_PROFILE = "get_profile"  # §17
+    GET_LEADERBOARD = "get_leaderboard"  # §17
     LIVE_ROOMS = "live_rooms"  # the listed rooms with a match to watch now (§16)
 
 
@@ -91,6 +97,11 @@ class ServerType(StrEnum):
     ROOM_CLOSED = "room_closed"
     SERVER_CLOSING = "server_closing"
     SPECTATE_STATE = "spectate_state"  # a spectator's public view of a room (§16)
+    PLAYER = "player"  # §17: who this connection is
+    QUEUE = "queue"  # §17: waiting in the quick-match queue, or out of it
+    MATCHED = "matched"  # §17: an opponent was found, a room made
+    PROFILE = "profile"  # §17
+    LEADERBOARD = "leaderboard"  # §17
     LIVE_ROOMS = "live_rooms"  # the reply to live_rooms (§16)
 
 
@@ -137,6 +148,12 @@ class ErrorCode(StrEnum):
     SPECTATING_OFF = "spectating_off"  # spectate: the room's host turned spectating off (§16)
     TOO_MANY_SPECTATORS = "too_many_spectators"  # spectate: the room's or the address's limit (§16)
     SPECTATOR = "spectator"  # a seat request (or create/join/resume) from a watching connection (§16)
+    IDENTIFY_REQUIRED = "identify_required"  # §17: quick match, a rated room, rename: identify first
+    ALREADY_IDENTIFIED = "already_identified"  # §17: identify again with another key
+    BAD_NAME = "bad_name"  # §17: empty, too long, control characters or on the server's deny list
+    TOO_MANY_PLAYERS = "too_many_players"  # §17: this address identified or made new players too often
+    ALREADY_QUEUED = "already_queued"  # §17
+    NOT_QUEUED = "not_queued"  # §17
 
 
 ACTION_TYPES = frozenset(
