@@ -5,6 +5,8 @@
     .venv/bin/python benchmarks/bench_server.py --mode idle-scale --matches 5000 [--seconds 60] [--think 2 6]
     .venv/bin/python benchmarks/bench_server.py --mode restore --matches 5000 [--restarts 3]
     .venv/bin/python benchmarks/bench_server.py --quick            # every mode, tiny, a few seconds each
+    .venv/bin/python benchmarks/bench_server.py --mode idle-scale --matches 5000 --spectators 2
+    .venv/bin/python benchmarks/bench_server.py --mode saturation --spectators 0 1 --runs 3   # alternating, with the ratio
 
 Each run is a fresh process (``--run-one``, Twisted's reactor runs once per process) holding the
 load generator (``server_bots.py``: N bot pairs, 2N TCP connections, legal moves chosen from each
@@ -33,6 +35,11 @@ Modes:
   longest gap between lag-probe ticks (every 2 ms, inside the server) while the rooms are
   restored, and the longest ping round trip of a client pinging back to back from outside.
   Then every bot reconnects, ``resume``s its seat and the matches are played on.
+
+``--spectators K`` (saturation, idle-scale) adds K spectator connections per match (PROTOCOL.md
+§16), watching each of the pair's rooms from its creation; several values (``--spectators 0 1``)
+run them alternately within each run number, one table each, then the ratio of their medians and
+of each run's pair.
 
 Figures are medians over ``--runs`` runs (saturation, idle-scale) or over restarts (restore).
 The machines are shared: ``--wait-quiet S`` waits for an idle machine before each run, and every
@@ -127,10 +134,26 @@ def verdict(ok: bool | None) -> str:
     return "" if ok is None else ("(target met)" if ok else "(TARGET MISSED)")
 
 
+def spectator_rows(runs: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """Rows about the spectators of a run with ``--spectators`` (none without)."""
+    if not runs[0].get("spectators"):
+        return []
+    return [
+        ("spectators per match", fmt(runs[0]["spectators"], "d"), f"{fmt(med([r['watchers'] for r in runs]), ',.0f')} watcher connections"),
+        ("  watching at the end", fmt(med([r["watchers_watching"] for r in runs]), ",.0f"),
+         f"connected {fmt(med([r['watchers_connected'] for r in runs]), ',.0f')}"),
+        ("  spectate_state received/s", fmt(med([r["spectate_state_per_s"] for r in runs]), ",.0f"),
+         f"{fmt(med([r['spectate_state_bytes'] / max(1, r['spectate_state_lines']) for r in runs]), ',.0f')} bytes each"),
+        ("  last views valid / invalid", f"{fmt(med([r['spectate_state_valid'] for r in runs]), ',.0f')} / "
+         f"{fmt(sum(r['spectate_state_invalid'] for r in runs), ',d')}", "strict parser (shared/wire/messages.py)"),
+    ]
+
+
 def report_saturation(runs: list[dict[str, Any]]) -> str:
     aps = med([r["actions_per_s"] for r in runs])
     rows = [
         ("runs × matches (connections)", f"{len(runs)} × {runs[0]['matches']} ({runs[0]['connections']})", ""),
+        *spectator_rows(runs),
         ("accepted actions/s (median)", fmt(aps, ",.0f"), f"target ≥ {TARGETS['actions_per_s']:,.0f} {verdict(aps >= TARGETS['actions_per_s'])}"),
         ("  each run", ", ".join(fmt(r["actions_per_s"], ",.0f") for r in runs), ""),
         ("server CPU (share of one core)", fmt(med([r["server_cpu"] for r in runs]) * 100, ".0f") + " %", ""),
@@ -170,6 +193,7 @@ def report_idle(runs: list[dict[str, Any]]) -> str:
     rows = [
         ("runs × matches (connections)", f"{len(runs)} × {r0['matches']:,} ({r0['connections']:,})", ""),
         ("pace", f"think {r0['think_s'][0]:g}–{r0['think_s'][1]:g} s", "uniform, before every action"),
+        *spectator_rows(runs),
         ("connected at the end", fmt(med([r["connected_at_end"] for r in runs]), ",.0f"), ""),
         ("RSS before connections", fmt(med([r["rss_base_mb"] for r in runs])) + " MB", ""),
         ("RSS, all connections greeted", fmt(med([r["rss_connected_mb"] for r in runs])) + " MB", ""),
@@ -226,12 +250,33 @@ def report_restore(runs: list[dict[str, Any]]) -> str:
 REPORTS = {"saturation": report_saturation, "idle-scale": report_idle, "restore": report_restore}
 
 
+def compare_spectators(mode: str, by_kind: dict[int, list[dict[str, Any]]]) -> str:
+    """``--spectators A B ...``: each figure's median with B spectators per match over its median with
+    A (the first), and the same ratio for each run number (the runs of one number ran back to back)."""
+    kinds = list(by_kind)
+    base = by_kind[kinds[0]]
+    keys = [("actions_per_s", "accepted actions/s", ",.0f"), ("server_cpu_us_per_action", "server CPU per action µs", ",.0f"),
+            ("rtt_p99_ms", "players' round trip p99 ms", ".2f"), ("rss_peak_mb", "RSS peak MB", ".1f")]
+    rows = []
+    for key, name, spec in keys:
+        if base[0].get(key) is None:
+            continue
+        for k in kinds[1:]:
+            other = by_kind[k]
+            m0, m1 = med([r.get(key) for r in base]), med([r.get(key) for r in other])
+            pairs = ", ".join(f"{b[key] and o[key] / b[key]:.3f}" for b, o in zip(base, other, strict=False)
+                              if b.get(key) is not None and o.get(key) is not None)
+            rows.append((f"{name}, {k} vs {kinds[0]} spectators", f"{fmt(m1, spec)} / {fmt(m0, spec)} = {m1 / m0:.3f}" if m0 else "–",
+                         f"per run: {pairs}"))
+    return table(f"Spectators compared ({mode})", rows)
+
+
 def config_for(mode: str, args: argparse.Namespace) -> dict[str, Any]:
     quick = args.quick
     base = {"mode": mode, "seed": args.seed, "db_sync": args.db_sync, "settle": 0.3 if quick else 2.0,
             "new_room_every": args.new_room_every, "profile": args.profile,
             "pyspy": args.py_spy, "keep_logs": args.keep_logs, "experiments": args.experiment,
-            "census": args.census}
+            "census": args.census, "spectators": 0}
     if mode == "saturation":
         base.update(matches=args.matches or (6 if quick else 200), seconds=args.seconds or (1.5 if quick else 10.0),
                     warmup=0.5 if quick else 3.0)
@@ -270,6 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--census", action="store_true",
                         help="idle-scale: count the server's GC-tracked objects by type at the end of play (in --json)")
     parser.add_argument("--keep-logs", default=None, help="copy the server logs and probe files of each run here")
+    parser.add_argument("--spectators", type=int, nargs="+", default=[0], metavar="K",
+                        help="spectator connections per match (saturation, idle-scale; PROTOCOL.md §16); "
+                        "several values run alternately and are compared")
     parser.add_argument("--json", default=None, help="also write all raw results here")
     parser.add_argument("--run-one", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -289,21 +337,28 @@ def main(argv: list[str] | None = None) -> int:
     for mode in modes:
         cfg = config_for(mode, args)
         runs = args.runs or (1 if args.quick or mode != "saturation" else 3)
-        results = []
+        kinds = args.spectators if mode in ("saturation", "idle-scale") else [0]
+        by_kind: dict[int, list[dict[str, Any]]] = {k: [] for k in kinds}
         for i in range(runs):
-            cfg_i = {**cfg, "seed": cfg["seed"] + i}
-            if args.wait_quiet:
-                wait_quiet(args.wait_quiet)
-            t = time.monotonic()
-            print(f"[{mode}] run {i + 1}/{runs}: {cfg['matches']:,} matches ...", file=sys.stderr, flush=True)
-            results.append(run_one(cfg_i, timeout=3600))
-            print(f"[{mode}] run {i + 1}/{runs} done in {time.monotonic() - t:.1f} s", file=sys.stderr, flush=True)
-        everything[mode] = results
-        print(REPORTS[mode](results))
-        print()
-        if any(r.get("server_error_lines") for r in results):
-            failed = True
-            print(f"server logged errors: {[r.get('server_error_sample') for r in results]}")
+            for k in kinds:  # alternately, so that a busier minute of the shared machine hits each alike
+                cfg_i = {**cfg, "seed": cfg["seed"] + i, "spectators": k}
+                if args.wait_quiet:
+                    wait_quiet(args.wait_quiet)
+                t = time.monotonic()
+                with_k = f" with {k} spectator(s) each" if k else ""
+                print(f"[{mode}] run {i + 1}/{runs}: {cfg['matches']:,} matches{with_k} ...", file=sys.stderr, flush=True)
+                by_kind[k].append(run_one(cfg_i, timeout=3600))
+                print(f"[{mode}] run {i + 1}/{runs} done in {time.monotonic() - t:.1f} s", file=sys.stderr, flush=True)
+        for k, results in by_kind.items():
+            everything[mode if len(kinds) == 1 else f"{mode}/spectators={k}"] = results
+            print(REPORTS[mode](results))
+            print()
+            if any(r.get("server_error_lines") for r in results):
+                failed = True
+                print(f"server logged errors: {[r.get('server_error_sample') for r in results]}")
+        if len(kinds) > 1:
+            print(compare_spectators(mode, by_kind))
+            print()
     if args.json:
         Path(args.json).write_text(json.dumps(everything, indent=1))
     return 1 if failed else 0

@@ -21,6 +21,14 @@ instead and sets up a fresh room (``create_room``/``join``/``ready``), so rooms 
 
 Round trip = from writing an action request to reading its ``ok`` (the server has validated
 the action, committed it to SQLite and written both players' ``state`` before the ``ok``).
+
+Spectators (``spectators`` per match, PROTOCOL.md §16): each pair has that many
+:class:`Watcher` connections which ``spectate`` every room the pair opens (from its creation, so
+they see the whole match, its rematches and the next room after ``room_closed``). A watcher reads
+every line but only looks at its first bytes (it answers ``ping``, counts ``spectate_state``
+lines and bytes, keeps the last one): the load generator shares the machine with the server, so
+a spectator costs it as little as reading a socket can; the last view of each watcher is read
+with the strict parser at the end (``spectate_state_valid``).
 """
 
 from __future__ import annotations
@@ -41,11 +49,13 @@ from typing import Any, NamedTuple
 import orjson
 from twisted.internet import defer, error, protocol
 from twisted.internet.task import deferLater
+from twisted.protocols.basic import LineOnlyReceiver
 
 from mineduel.server.client import LineClient
 from mineduel.shared.rules.bitboard import cells
 from mineduel.shared.rules.engine import Phase
 from mineduel.shared.rules.views import targets_of
+from mineduel.shared.wire import codec
 from mineduel.shared.wire import messages as m
 
 HERE = Path(__file__).resolve().parent
@@ -447,6 +457,78 @@ def choose_move(st: View, rng: random.Random, flag_p: float) -> dict[str, Any]:
     return {"type": kind, "cell": [c >> 3, c & 7]}
 
 
+class Watcher(LineOnlyReceiver):
+    """A spectator connection (PROTOCOL.md §16) that costs the load generator little: it answers
+    ``ping``, counts ``spectate_state`` lines, keeps the last one, and nothing else is parsed."""
+
+    delimiter = b"\n"
+    MAX_LENGTH = 1 << 20
+    HELLO = codec.encode_message(m.Hello(1, "bench-watcher/1", "h"))
+    PONG = codec.encode_message(m.PongReply())
+
+    def __init__(self, gen: LoadGen) -> None:
+        self.gen = gen
+        self.watching: str | None = None  # the room code it asked for
+        self.last: bytes = b""
+        self.welcomed: defer.Deferred[None] = defer.Deferred()
+        self.up = False
+
+    def connectionMade(self) -> None:
+        self.up = True
+        self.transport.write(self.HELLO)
+
+    def lineReceived(self, line: bytes) -> None:
+        head = line[:24]
+        gen = self.gen
+        if head.startswith(b'{"type":"spectate_state"'):
+            gen.watch_lines += 1
+            gen.watch_bytes += len(line) + 1
+            self.last = line
+        elif head.startswith(b'{"type":"ping"'):
+            self.transport.write(self.PONG)
+        elif head.startswith(b'{"type":"welcome"'):
+            if not self.welcomed.called:
+                self.welcomed.callback(None)
+        elif head.startswith(b'{"type":"room_closed"'):
+            self.watching = None
+        elif head.startswith(b'{"type":"error"'):
+            gen.errors[f"watcher:{orjson.loads(line).get('code')}"] += 1
+
+    def watch(self, code: str) -> None:
+        if self.up and self.transport is not None:
+            self.watching = code
+            self.transport.write(codec.encode({"type": "spectate", "room": code}))
+
+    def connectionLost(self, reason: Any = None) -> None:
+        self.up = False
+        if not self.welcomed.called:
+            self.welcomed.errback(ConnectionError("watcher lost before welcome"))
+        if not self.gen.expect_close:
+            self.gen.errors["watcher_lost"] += 1
+
+    def valid(self) -> bool | None:
+        """Whether its last view reads with the strict parser (``None``: it has none)."""
+        if not self.last:
+            return None
+        try:
+            return isinstance(codec.decode_server(self.last), m.SpectateState)
+        except m.BadMessage:
+            return False
+
+
+class WatcherFactory(protocol.ClientFactory):
+    def __init__(self, gen: LoadGen) -> None:
+        self.gen = gen
+        self.made: Watcher | None = None
+
+    def buildProtocol(self, addr: Any) -> Watcher:
+        self.made = Watcher(self.gen)
+        return self.made
+
+    def clientConnectionFailed(self, connector: Any, reason: Any) -> None:
+        self.gen.errors["watcher_connect_failed"] += 1
+
+
 class Pair:
     """Two bots sharing rooms: create/join/ready, then rematch or a new room after each match."""
 
@@ -454,6 +536,7 @@ class Pair:
         self.gen = gen
         self.index = index
         self.players = (Player(gen, self, 0), Player(gen, self, 1))
+        self.watchers: list[Watcher] = []  # its spectators (``gen.spectators``), connected by ``connect_watchers``
         self.finished = 0
         self.seen_start: set[str] = set()
         self.decisions: dict[str, str] = {}  # match id -> what the pair does after it
@@ -469,6 +552,8 @@ class Pair:
             created = await a.request("create_room", name=f"bot{self.index}a", client_seed=seed)
             assert isinstance(created, m.RoomCreated), created
             a.room, a.token = created.room, created.token
+            for watcher in self.watchers:  # from the room's creation: the whole match, then its rematches
+                watcher.watch(created.room)
             joined = await b.request("join", room=a.room, name=f"bot{self.index}b",
                                      client_seed=f"{gen.rng.getrandbits(64):x}")
             assert isinstance(joined, m.Joined), joined
@@ -524,8 +609,11 @@ class LoadGen:
     """All pairs of one run, their counters and the pace."""
 
     def __init__(self, reactor: Any, port: int, *, think: tuple[float, float], flag_p: float = 0.25,
-                 new_room_every: int = 5, seed: int = 1) -> None:
+                 new_room_every: int = 5, seed: int = 1, spectators: int = 0) -> None:
         self.reactor = reactor
+        self.spectators = spectators  # watcher connections per pair (PROTOCOL.md §16)
+        self.watch_lines = 0
+        self.watch_bytes = 0
         self.port = port
         self.think_range = think
         self.flag_p = flag_p
@@ -571,6 +659,39 @@ class LoadGen:
             except defer.FirstError as exc:  # gatherResults wraps the first connection's failure
                 self.errors[f"connect:{str(exc)[:60]}"] += 1
 
+    async def connect_watchers(self, pairs: list[Pair], batch: int = 40) -> None:
+        """``spectators`` watcher connections per pair, ``batch`` at a time (as :meth:`connect_all`)."""
+        todo = [pair for pair in pairs for _ in range(self.spectators)]
+        for i in range(0, len(todo), batch):
+            waiting = []
+            for pair in todo[i : i + batch]:
+                factory = WatcherFactory(self)
+                self.reactor.connectTCP("127.0.0.1", self.port, factory, timeout=30)
+                waiting.append((pair, factory))
+            await wait_until(self.reactor, lambda w=waiting: all(f.made is not None for _, f in w), 30, 0.005)
+            made = [(pair, f.made) for pair, f in waiting if f.made is not None]
+            try:
+                await defer.gatherResults([w.welcomed for _, w in made], consumeErrors=True)
+            except defer.FirstError as exc:
+                self.errors[f"watcher_connect:{str(exc)[:60]}"] += 1
+            for pair, watcher in made:
+                pair.watchers.append(watcher)
+
+    def watchers(self) -> list[Watcher]:
+        return [w for pair in self.pairs for w in pair.watchers]
+
+    def watcher_figures(self) -> dict[str, Any]:
+        """What the spectators saw (empty without spectators)."""
+        if not self.spectators:
+            return {"spectators": 0}
+        watchers = self.watchers()
+        checked = [w.valid() for w in watchers]
+        return {"spectators": self.spectators, "watchers": len(watchers),
+                "watchers_connected": sum(1 for w in watchers if w.up),
+                "watchers_watching": sum(1 for w in watchers if w.up and w.watching is not None),
+                "spectate_state_lines": self.watch_lines, "spectate_state_bytes": self.watch_bytes,
+                "spectate_state_valid": sum(1 for c in checked if c), "spectate_state_invalid": sum(1 for c in checked if c is False)}
+
     async def setup_all(self, pairs: list[Pair], concurrency: int = 100) -> None:
         """Set up every pair's room, at most ``concurrency`` pairs at a time."""
         queue = list(pairs)
@@ -610,7 +731,7 @@ class LoadGen:
 
     def snapshot(self) -> dict[str, Any]:
         return {"t": time.monotonic(), "accepted": self.accepted, "completed": self.matches_completed,
-                "timeouts": self.timeouts, "refused": sum(self.refused.values())}
+                "timeouts": self.timeouts, "refused": sum(self.refused.values()), "watch_lines": self.watch_lines}
 
 
 def start_pyspy(cfg: dict[str, Any], pid: int, seconds: float) -> subprocess.Popen[bytes] | None:
@@ -732,9 +853,11 @@ def probe_window(lines: list[dict[str, Any]], t0: float, t1: float) -> dict[str,
 async def saturation(reactor: Any, server: ServerProcess, cfg: dict[str, Any]) -> dict[str, Any]:
     """As fast as the server answers: every bot acts the moment its turn comes."""
     port = await wait_port(reactor, server)
-    gen = LoadGen(reactor, port, think=(0.0, 0.0), seed=cfg["seed"], new_room_every=cfg["new_room_every"])
+    gen = LoadGen(reactor, port, think=(0.0, 0.0), seed=cfg["seed"], new_room_every=cfg["new_room_every"],
+                  spectators=cfg.get("spectators", 0))
     pairs = gen.add_pairs(cfg["matches"])
     await gen.connect_all(gen.players())
+    await gen.connect_watchers(pairs)
     gen.playing = True
     await gen.setup_all(pairs)
     settle_gc()
@@ -758,7 +881,7 @@ async def saturation(reactor: Any, server: ServerProcess, cfg: dict[str, Any]) -
     span = b["t"] - a["t"]
     actions = b["accepted"] - a["accepted"]
     return {
-        "mode": "saturation", "matches": cfg["matches"], "connections": 2 * cfg["matches"], "seconds": span,
+        "mode": "saturation", "matches": cfg["matches"], "connections": (2 + gen.spectators) * cfg["matches"], "seconds": span,
         "actions": actions, "actions_per_s": actions / span,
         "completed_in_window": b["completed"] - a["completed"],
         "matches_completed": gen.matches_completed, "rooms_created": gen.rooms_created,
@@ -770,6 +893,7 @@ async def saturation(reactor: Any, server: ServerProcess, cfg: dict[str, Any]) -
         "server_sys_us_per_action": (split_b[1] - split_a[1]) / actions * 1e6 if actions else None,
         "refused": dict(gen.refused), "errors": dict(gen.errors), "reasons": dict(gen.reasons),
         "timeouts": gen.timeouts, "throttled": gen.throttled,
+        **gen.watcher_figures(), "spectate_state_per_s": (b["watch_lines"] - a["watch_lines"]) / span,
         **rtt_figures(gen.rtts),
         **probe_window(server.probe_lines(), a["t"], b["t"]),
     }
@@ -781,11 +905,13 @@ async def idle_scale(reactor: Any, server: ServerProcess, cfg: dict[str, Any]) -
     await sleep(reactor, cfg["settle"])
     rss0 = rss_bytes(server.pid)
     n = cfg["matches"]
-    gen = LoadGen(reactor, port, think=tuple(cfg["think"]), seed=cfg["seed"], new_room_every=cfg["new_room_every"])
+    gen = LoadGen(reactor, port, think=tuple(cfg["think"]), seed=cfg["seed"], new_room_every=cfg["new_room_every"],
+                  spectators=cfg.get("spectators", 0))
     pairs = gen.add_pairs(n)
     gen.start_progress()
     t = time.monotonic()
     await gen.connect_all(gen.players())
+    await gen.connect_watchers(pairs)
     connect_s = time.monotonic() - t
     progress(f"connected: {gen.status()}")
     await sleep(reactor, cfg["settle"])
@@ -829,7 +955,7 @@ async def idle_scale(reactor: Any, server: ServerProcess, cfg: dict[str, Any]) -
     if spy is not None:
         await wait_until(reactor, lambda: spy.poll() is not None, 30)
     span = b["t"] - a["t"]
-    conns = 2 * n
+    conns = (2 + gen.spectators) * n
     return {
         "mode": "idle-scale", "matches": n, "connections": conns, "connected_at_end": connected,
         "think_s": list(cfg["think"]), "seconds": span, "connect_s": connect_s, "setup_s": setup_s,
@@ -847,6 +973,7 @@ async def idle_scale(reactor: Any, server: ServerProcess, cfg: dict[str, Any]) -
         "other_cpu": other_cpu(busy_a, busy_b, span, (cpu_b - cpu_a + own_b - own_a) / span),
         "loadgen_max_gap_ms": own_lag.take(), "loadgen_max_gc_ms": own_lag.max_gc * 1000,
         "refused": dict(gen.refused), "errors": dict(gen.errors), "reasons": dict(gen.reasons),
+        **gen.watcher_figures(), "spectate_state_per_s": (b["watch_lines"] - a["watch_lines"]) / span,
         **rtt_figures(gen.rtts),
         **probe_window(server.probe_lines(), a["t"], b["t"]),
     }
@@ -1043,7 +1170,8 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
     """One benchmark run in this process (its reactor runs once)."""
     from twisted.internet import reactor
 
-    nofile = raise_nofile(max(4096, 4 * cfg["matches"] + 1024))
+    spectators = cfg.get("spectators", 0)
+    nofile = raise_nofile(max(4096, (4 + 2 * spectators) * cfg["matches"] + 1024))
     quiet_gc(reactor)
     result: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="bench-server-") as tmp:
@@ -1051,11 +1179,13 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
         result["fsync_ms_before"] = fsync_ms(work)
         # restore: the outside pinger pings back to back, above the default 20 messages/s
         extra = ["--rate", "100000"] if cfg["mode"] == "restore" else []
+        if spectators:  # every watcher connects from 127.0.0.1 too: the per-address spectating limit is lifted
+            extra += ["--max-spectating-per-address", str(spectators * cfg["matches"] + 64)]
         # restore: the rooms are written with --populate-sync (default NORMAL: the same rows, sooner);
         # every measured restart runs with --db-sync
         sync = cfg.get("populate_sync") or cfg["db_sync"] if cfg["mode"] == "restore" else cfg["db_sync"]
         server = ServerProcess(work, work / "bench.sqlite3", db_sync=sync,
-                               max_conns=2 * cfg["matches"] + 64, profile=cfg.get("profile"),
+                               max_conns=(2 + spectators) * cfg["matches"] + 64, profile=cfg.get("profile"),
                                experiments=cfg.get("experiments"), extra=extra)
         server.census = bool(cfg.get("census"))
         server.start()

@@ -47,3 +47,14 @@ def test_quick_restore_brings_every_room_back_and_play_goes_on(tmp_path):
     assert run["resumed"] == 8
     assert run["completed_after_resume"] >= 1
     assert not run["errors"] and run["server_error_lines"] == 0
+
+
+def test_quick_idle_scale_with_spectators_watches_every_match(tmp_path):
+    """``--spectators K`` (issue 19): K watcher connections per match, each following its pair's rooms."""
+    result = run_bench(tmp_path, "--mode", "idle-scale", "--matches", "4", "--spectators", "2")
+    (run,) = result["idle-scale"]
+    assert run["connections"] == 16 and run["spectators"] == 2 and run["watchers"] == 8
+    assert run["watchers_watching"] == 8 and run["spectate_state_lines"] > 0
+    assert run["spectate_state_valid"] == 8 and run["spectate_state_invalid"] == 0
+    assert run["matches_completed"] >= 1 and run["actions_per_s"] > 0
+    assert not run["errors"] and run["server_error_lines"] == 0
