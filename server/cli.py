@@ -6,8 +6,11 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from mineduel.server.config import Config, default_db_path
+from mineduel.server.matchmaking import PairingPolicy
+from mineduel.server.players import load_deny_list
 from mineduel.shared.version import VERSION
 from mineduel.shared.wire import names
 
@@ -91,6 +94,51 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
         "--max-records", type=int, default=50000,
         help="records stored in all; past it the oldest go first (default 50000)",
     )
+    # Players, quick match and ratings (issue 20; PROTOCOL.md §17, SECURITY.md, HOSTING.md).
+    parser.add_argument(
+        "--name-deny-file", default=None, metavar="FILE",
+        help="player names containing any word of this file (one per line, # comments; case-insensitive) are refused",
+    )
+    parser.add_argument(
+        "--identifies-per-address", type=int, default=10,
+        help="identify/rename requests per address per minute (default 10)",
+    )
+    parser.add_argument(
+        "--new-players-per-address", type=int, default=20, help="new player keys per address per day (default 20)",
+    )
+    parser.add_argument(
+        "--rated-pair-limit", type=int, default=5,
+        help="rated matches of one pair per day that change ratings; later ones are played unrated (default 5)",
+    )
+    parser.add_argument(
+        "--quick-confirm-seconds", type=float, default=10.0,
+        help="seconds both quick-matched players have to press Ready (default 10)",
+    )
+    defaults = PairingPolicy()
+    parser.add_argument(
+        "--quick-gap-start", type=float, default=defaults.gap_start,
+        help=f"rating gap a new quick-match waiter accepts (default {defaults.gap_start:g}, plus half its deviation)",
+    )
+    parser.add_argument(
+        "--quick-gap-per-second", type=float, default=defaults.gap_per_second,
+        help=f"how fast that gap widens per second of waiting (default {defaults.gap_per_second:g})",
+    )
+    parser.add_argument(
+        "--quick-any-after", type=float, default=defaults.any_after,
+        help=f"seconds of waiting after which any opponent is accepted (default {defaults.any_after:g})",
+    )
+    parser.add_argument(
+        "--quick-same-address", action="store_true",
+        help="let two players of one address meet in the quick match (a LAN party behind one NAT)",
+    )
+    parser.add_argument(
+        "--quick-penalty-base", type=float, default=defaults.penalty_base,
+        help=f"seconds a repeat leaver waits before pairing, doubling per repeat (default {defaults.penalty_base:g})",
+    )
+    parser.add_argument(
+        "--quick-penalty-max", type=float, default=defaults.penalty_max,
+        help=f"the longest such wait in seconds (default {defaults.penalty_max:g})",
+    )
     # Rule timings are fixed by RULES.md; these exist for tests and demos only.
     parser.add_argument("--turn-seconds", type=float, default=names.TURN_SECONDS, help=argparse.SUPPRESS)
     parser.add_argument("--grace-seconds", type=float, default=names.GRACE_SECONDS, help=argparse.SUPPRESS)
@@ -99,6 +147,20 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
         help="seconds of silence before a connection counts as dropped (default 15; raise it to type by hand with nc)",
     )
     args = parser.parse_args(argv)
+    deny: tuple[str, ...] = ()
+    if args.name_deny_file is not None:
+        try:
+            deny = load_deny_list(args.name_deny_file)
+        except (OSError, UnicodeDecodeError) as exc:
+            parser.error(f"--name-deny-file: cannot read {args.name_deny_file}: {exc}")
+    try:
+        pairing = replace(
+            defaults, gap_start=args.quick_gap_start, gap_per_second=args.quick_gap_per_second,
+            any_after=args.quick_any_after, allow_same_address=args.quick_same_address,
+            penalty_base=args.quick_penalty_base, penalty_max=args.quick_penalty_max,
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
     return Config(
         host=args.host,
         port=args.port,
@@ -129,6 +191,12 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
         max_records_per_address=args.max_records_per_address,
         max_records_per_pair=args.max_records_per_pair,
         max_records=args.max_records,
+        name_deny=deny,
+        identifies_per_address=args.identifies_per_address,
+        new_players_per_address=args.new_players_per_address,
+        rated_pair_limit=args.rated_pair_limit,
+        quick_confirm_seconds=args.quick_confirm_seconds,
+        pairing=pairing,
     ), args.log_level
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
+from mineduel.server.matchmaking import PairingPolicy
 from mineduel.shared.version import VERSION as SERVER_VERSION  # the one release number
 from mineduel.shared.wire import names
 
@@ -85,6 +86,17 @@ class Config:
     code_failures: int = 10  # unknown room codes per address ...
     code_failure_window: float = 60.0  # ... per this many seconds
     restore_slice: float = 0.005  # seconds of restoring work per reactor turn; its commit comes on top (< 20 ms in all)
+    # Players, quick match and ratings (issue 20, PROTOCOL.md §17, docs/SECURITY.md "Players and ratings").
+    name_deny: tuple[str, ...] = ()  # --name-deny-file: case-folded words no player name may contain
+    identifies_per_address: int = 10  # identify/rename per address per identify_window (a token bucket)
+    identify_window: float = 60.0
+    new_players_per_address: int = 20  # new player keys per address per new_player_window
+    new_player_window: float = 24 * 3600.0
+    rated_pair_limit: int = 5  # rated results of one pair per rated_pair_window that change ratings
+    rated_pair_window: float = 24 * 3600.0
+    quick_confirm_seconds: float = 10.0  # both matched players must send ready within this
+    quick_pair_interval: float = 0.5  # how often the quick-match queue is paired
+    pairing: PairingPolicy = field(default_factory=PairingPolicy)  # who may meet whom (server/matchmaking.py)
 
     def endpoints(self) -> tuple[str, ...]:
         """The endpoint strings to listen on (``--listen``, else ``--host``/``--port``)."""

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mineduel.server.config import Config
-from mineduel.server.storage import Blob
+from mineduel.server.storage import Blob, RatedResult
 from mineduel.shared.wire.messages import ServerMessage
 
 if TYPE_CHECKING:
+    from mineduel.server.players import Player, Players
     from mineduel.server.room import Room
 
 RandBytes = Callable[[int], bytes]
@@ -48,6 +49,8 @@ class Env:
     # Whether a log line about the address with this owner tag may be written now (the server's
     # log budget per address, server/limits.py); an operation logs only if it says yes.
     may_log: Callable[[str], bool] = log_always
+    # Who each connection is and the ratings (issue 20, server/players.py); None: no players at all.
+    players: Players | None = None
 
 
 @dataclass(slots=True)
@@ -75,6 +78,14 @@ class DropActions:
 
 
 @dataclass(slots=True)
+class StorePlayers:
+    """Stage players' rows and their rated results (a rated match's end: with its result, issue 20)."""
+
+    players: tuple[Player, ...]
+    results: tuple[RatedResult, ...]
+
+
+@dataclass(slots=True)
 class StoreResult:
     """Stage a finished match's record (kept ``result_ttl``, served by ``get_record``)."""
 
@@ -84,7 +95,7 @@ class StoreResult:
     record: str  # the record's JSON text
 
 
-Write = StoreRoom | StoreActions | DropActions | StoreResult
+Write = StoreRoom | StoreActions | DropActions | StoreResult | StorePlayers
 
 
 class Effects:

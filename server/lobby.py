@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from twisted.logger import Logger
 
-from mineduel.server import presenter
+from mineduel.server import players, presenter
 from mineduel.server.effects import Effects, Env, StoreRoom
 from mineduel.server.room import Room, Seat
 from mineduel.shared.wire import messages as m
@@ -156,11 +156,13 @@ class Lobby:
             raise ProtocolError(ErrorCode.ALREADY_SEATED, "this connection already holds a seat")
         if len(self.rooms) + len(self.pending) >= env.config.max_rooms:
             raise ProtocolError(ErrorCode.TOO_MANY_ROOMS, "the server has no room for more rooms")
+        player = players.seating(env, peer, rated=req.rated)  # §17: a rated room needs identify
         token = env.randbytes(32).hex()
         owner = self._owner(peer)
         room = Room(code=self._new_code(env), created=env.now, next_seed=env.randbytes(32).hex(), owner=owner,
-                    listed=req.listed, watchable=req.spectators)
+                    listed=req.listed, watchable=req.spectators, rated=req.rated)
         seat = Seat(sid=0, token_hash=hash_token(token), name=req.name, seed=req.client_seed or "", owner=owner)
+        players.sit(seat, player)
         room.seats.append(seat)
         room.next_sid = 1
         fx = Effects()
@@ -185,11 +187,13 @@ class Lobby:
             raise ProtocolError(ErrorCode.ALREADY_SEATED, "this connection already holds a seat")
         if len(room.seats) >= 2:
             raise ProtocolError(ErrorCode.ROOM_FULL, f"room {room.code} has two players")
+        player = players.seating(env, peer, rated=room.rated, against=room.seats)  # §17
         token = env.randbytes(32).hex()
         seat = Seat(
             sid=room.next_sid, token_hash=hash_token(token), name=req.name, seed=req.client_seed or "",
             owner=self._owner(peer),
         )
+        players.sit(seat, player)
         fx = Effects()
         fx.touch(room)
         room.seats.append(seat)

@@ -11,12 +11,13 @@ from __future__ import annotations
 from twisted.logger import Logger
 
 from mineduel.server.commits import Batch, CommitQueue
-from mineduel.server.effects import DropActions, Effects, Env, StoreActions, StoreResult, StoreRoom, Write
+from mineduel.server.effects import DropActions, Effects, Env, StoreActions, StorePlayers, StoreResult, StoreRoom, Write
 from mineduel.server.limits import RecordCaps
 from mineduel.server.lobby import Lobby
 from mineduel.server.match import LiveMatch
 from mineduel.server.room import Room, Seat
 from mineduel.server.storage import Storage
+from mineduel.shared.wire import messages as m
 
 log = Logger(namespace="mineduel.rooms")
 
@@ -46,6 +47,11 @@ class Persistence:
                 commits.stage_drop(w.match_id)
             elif type(w) is StoreResult:
                 self._stage_result(w)
+            elif type(w) is StorePlayers:  # after its match's result: in the same commit (issue 20)
+                for player in w.players:
+                    commits.stage_player(player.key_hash, player)
+                for result in w.results:
+                    commits.stage_rated_result(result)
 
     def _stage_result(self, w: StoreResult) -> None:
         """A finished match's record, unless a record cap says no (its players have it from
@@ -86,7 +92,11 @@ class Persistence:
             seats=[Seat(**s) for s in blob["seats"]], next_sid=blob["next_sid"], number=blob["number"],
             owner=blob.get("owner", ""), listed=blob.get("listed", False) is True,
             watchable=blob.get("watchable", True) is not False,
+            rated=blob.get("rated", False) is True, quick=blob.get("quick", False) is True,
         )
+        ratings = blob.get("ratings")
+        if isinstance(ratings, dict):
+            room.ratings = {int(rs): m.RatingChange.parse(c) for rs, c in ratings.items()}
         if blob["match"] is not None:
             room.match = LiveMatch.from_blob(blob["match"], actions)
         self.lobby.rooms[code] = room

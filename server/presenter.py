@@ -34,9 +34,15 @@ def seat_info(seat: Seat | None, now: float) -> m.SeatInfo | None:
     if seat is None:
         return None
     expired = seat.expired is not None
-    return m.SeatInfo(
+    if seat.display is None:
+        return m.SeatInfo(
+            seat.name, seat.peer is not None, seat.ready, seat.rematch,
+            None if expired else m.Deadline.of(seat.grace, now), expired,
+        )
+    return m.SeatInfo(  # §17: an identified seat's name#tag and rating
         seat.name, seat.peer is not None, seat.ready, seat.rematch,
         None if expired else m.Deadline.of(seat.grace, now), expired,
+        seat.display, seat.rating, seat.provisional,
     )
 
 
@@ -50,7 +56,7 @@ def room(room: Room, seat: Seat, env: Env) -> m.Room:
     return m.Room(
         room.code, room.status, info, seat_info(room.other(seat), now),
         match.id if match is not None else None, fairness.commitment(room.next_seed),
-        None if expires is None else round(expires, 3), round(now, 3), len(room.spectators or ()),
+        None if expires is None else round(expires, 3), round(now, 3), len(room.spectators or ()), room.rated,
     )
 
 
@@ -142,9 +148,11 @@ def match_end(room: Room, me: int, record: m.RecordJson | None) -> m.MatchEnd:
         record = match.record(room=room.code)
     outcome = match.state.outcome()
     assert outcome is not None
+    ratings = room.ratings
     return m.MatchEnd(
         match.id, me, result(outcome, me), reveal_of(match.state.reveal(), me), match.state.turn,
         round(match.ended - match.started, 3), record, fairness.commitment(room.next_seed),
+        None if ratings is None else ratings.get(me),
     )
 
 

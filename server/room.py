@@ -18,10 +18,11 @@ from twisted.logger import Logger
 
 from mineduel.server import presenter
 from mineduel.server.config import Config
-from mineduel.server.effects import DropActions, Effects, Env, StoreActions, StoreResult, StoreRoom
+from mineduel.server.effects import DropActions, Effects, Env, StoreActions, StorePlayers, StoreResult, StoreRoom
 from mineduel.server.match import LiveMatch, RecordEntry
 from mineduel.server.storage import Blob
-from mineduel.shared.rules.engine import Action, ActionType, Refusal
+from mineduel.shared.rules.engine import Action, ActionType, Outcome, Refusal
+from mineduel.shared.rules.vocabulary import Reason
 from mineduel.shared.wire import messages as m
 from mineduel.shared.wire.codec import ProtocolError
 from mineduel.shared.wire.messages import RecordJson
@@ -49,6 +50,12 @@ class Seat:
     grace: float | None = None  # O12: away_since + grace_seconds
     expired: float | None = None  # O12: when the grace ran out while the opponent was away too
     owner: str = ""  # owner tag of the address that last took the seat (server/limits.py: record caps)
+    # Issue 20 (PROTOCOL.md §17): the seat's player once identified (public id, name#tag) and its
+    # rating as last seen (refreshed when a rated match of this room ends).
+    player: str | None = None
+    display: str | None = None
+    rating: float | None = None
+    provisional: bool | None = None
     peer: int | None = None
     # Not stored: the resume bucket (Lobby.resume), full again after a restart.
     resumes: float | None = None
@@ -59,6 +66,7 @@ class Seat:
             "sid": self.sid, "token_hash": self.token_hash, "name": self.name, "seed": self.seed,
             "ready": self.ready, "rematch": self.rematch, "away_since": self.away_since,
             "grace": self.grace, "expired": self.expired, "owner": self.owner,
+            "player": self.player, "display": self.display, "rating": self.rating, "provisional": self.provisional,
         }
 
     def clear_away(self) -> None:
@@ -78,6 +86,10 @@ class Room:
     owner: str = ""  # owner tag of the address that created it: its rooms are counted (server/limits.py)
     listed: bool = False  # its creator asked LAN discovery to name it while it waits (PROTOCOL.md §12)
     watchable: bool = True  # its creator let spectators watch it (PROTOCOL.md §16; stored)
+    rated: bool = False  # issue 20: its matches change both players' ratings (PROTOCOL.md §17; stored)
+    quick: bool = False  # made by the quick match (server/quickmatch.py; stored)
+    # The last match's rating change per record seat (§17 match_end.rating; stored, shown again on resume).
+    ratings: dict[int, m.RatingChange] | None = None
     # Not stored: the connections watching it (PROTOCOL.md §16), each with its address's owner tag;
     # ``None`` while nobody watches (no dict per room: 5,000 rooms, test_server_commits).
     spectators: dict[int, str] | None = None
@@ -169,6 +181,8 @@ class Room:
             "v": BLOB_VERSION, "code": self.code, "created": self.created, "next_seed": self.next_seed,
             "next_sid": self.next_sid, "number": self.number, "seats": [s.to_blob() for s in self.seats],
             "owner": self.owner, "listed": self.listed, "watchable": self.watchable,
+            "rated": self.rated, "quick": self.quick,
+            "ratings": None if self.ratings is None else {str(rs): c.wire() for rs, c in self.ratings.items()},
             "match": None if self.match is None else {**self.match.to_blob(), "seq": self.match.seq},
         }
 
@@ -405,6 +419,7 @@ class Room:
         )
         self.match = match
         self.number += 1
+        self.ratings = None
         self.next_seed = env.randbytes(32).hex()
         for s in self.seats:
             s.ready = s.rematch = False
@@ -461,6 +476,8 @@ class Room:
                 fx.writes.append(StoreResult(match.id, self.code, match.ended or env.now, orjson.dumps(record).decode()))
                 outcome = match.state.outcome()
                 assert outcome is not None
+                if self.rated and env.players is not None:
+                    self._rate(env, fx, match, outcome)
                 if env.may_log(self.owner):
                     log.info(
                         "match_ended room={room} match={match} reason={reason} winner={winner}",
@@ -468,6 +485,28 @@ class Room:
                     )
         fx.rearm(self)
         return record
+
+    def _rate(self, env: Env, fx: Effects, match: LiveMatch, outcome: Outcome) -> None:
+        """Issue 20: both players' ratings after a rated match, staged with its result (same commit)."""
+        assert env.players is not None
+        pair = self.match_seats()
+        if pair is None or pair[0].player is None or pair[1].player is None:
+            return
+        ids = (pair[0].player, pair[1].player)
+        if self.quick and outcome.reason is Reason.DISCONNECT and outcome.winner is not None:
+            env.players.quick_leavers.append(ids[1 - outcome.winner])  # left a quick-match game
+        rated = env.players.rate(match.id, ids, outcome, env.wall)
+        if rated is None:
+            return
+        self.ratings = {0: rated.changes[0], 1: rated.changes[1]}
+        for seat, change in zip(pair, rated.changes, strict=True):
+            seat.rating = change.after
+            seat.provisional = change.provisional
+        if rated.players:
+            fx.writes.append(StorePlayers(rated.players, rated.results))
+        if env.may_log(self.owner):
+            log.info("match_rated room={room} match={match} change={change}", room=self.code, match=match.id,
+                     change=rated.changes[0].unrated or rated.changes[0].change)
 
     def delete(self, fx: Effects) -> None:
         """Stage the room's removal (and its match's actions)."""

@@ -38,6 +38,7 @@ from mineduel.server.effects import Effects, Env, RandBytes, log_always
 from mineduel.server.limits import RecordCaps
 from mineduel.server.lobby import Lobby, PeerInfo, hash_token
 from mineduel.server.persistence import Persistence
+from mineduel.server.players import Players
 from mineduel.server.room import EPS, Room, Seat
 from mineduel.server.storage import Storage
 from mineduel.shared.rules.engine import ActionType
@@ -88,6 +89,7 @@ class Rooms:
         saved = storage.meta("clock")
         self.offset = 0.0 if saved is None else clock.seconds() - float(saved)
         self.may_log: Callable[[str], bool] = log_always  # the session's log budget per address
+        self.players = Players(storage, config)  # who each connection is, ratings (issue 20)
 
     # ----- time -------------------------------------------------------------------------------
     def now(self) -> float:
@@ -95,7 +97,7 @@ class Rooms:
         return self.clock.seconds() - self.offset
 
     def env(self) -> Env:
-        return Env(self.clock.seconds() - self.offset, self.wall(), self.randbytes, self.config, self.may_log)
+        return Env(self.clock.seconds() - self.offset, self.wall(), self.randbytes, self.config, self.may_log, self.players)
 
     # ----- performing effects --------------------------------------------------------------------
     def perform(self, fx: Effects) -> None:
@@ -262,6 +264,8 @@ class Rooms:
     def sweep(self) -> int:
         """O15: drop expired rooms and results; rooms with a match in progress never expire."""
         env = self.env()
+        if not self.commits.pending:  # a staged player is not forgotten before its commit
+            self.players.sweep(env.now)
         before = len(self.rooms)
         fx = self.lobby.expire(env)
         out, fx.out = fx.out, []
@@ -294,6 +298,7 @@ class Rooms:
 
     def reload_after_failure(self, batch: Batch) -> set[int]:
         """A batch's commit failed: reload the rooms it touched; the connections to close."""
+        self.players.reload(batch.players)  # first: the rooms' restore reads them
         peers, fx = self.persistence.reload_after_failure(batch, self.env())
         self.perform(fx)
         return peers

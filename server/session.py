@@ -28,6 +28,7 @@ from mineduel.server.config import Config
 from mineduel.server.limits import AddressLimits, AddressState
 from mineduel.server.lobby import PeerInfo, live_rooms
 from mineduel.server.match import RandBytes
+from mineduel.server.quickmatch import QuickMatch
 from mineduel.server.rooms import Rooms
 from mineduel.server.storage import Storage
 from mineduel.shared.wire import messages as m
@@ -69,8 +70,14 @@ class AttemptLog:
 WRITING_REQUESTS = frozenset({
     ClientType.CREATE, ClientType.JOIN, ClientType.RESUME, ClientType.READY, ClientType.LEAVE,
     ClientType.RESIGN, ClientType.REMATCH, *ACTION_TYPES,
+    ClientType.IDENTIFY, ClientType.RENAME, ClientType.QUICK_MATCH,  # §17: players and their rooms are stored
 })
 """Requests that store something when accepted: refused at once while storage is failing."""
+
+
+PlayerRequest = m.Identify | m.Rename | m.QuickMatch | m.LeaveQueue | m.GetProfile | m.GetLeaderboard
+PLAYER_REQUESTS = (m.Identify, m.Rename, m.QuickMatch, m.LeaveQueue, m.GetProfile, m.GetLeaderboard)
+"""The requests of PROTOCOL.md §17 (``_player_request``)."""
 
 
 def address_key(address: str) -> str:
@@ -140,6 +147,7 @@ class ServerCore:
         # What each address may still do whatever its connections (rooms are counted by the lobby).
         self.limits = AddressLimits.for_storage(config, clock.seconds, storage)
         self.rooms.may_log = self.limits.may_log_owner
+        self.quick = QuickMatch(self.rooms, clock, self._owner_of)  # §17 (server/quickmatch.py)
         self._loops: list[LoopingCall] = []
         self._ping_order: list[int] = []
         self._ping_next = 0
@@ -158,6 +166,7 @@ class ServerCore:
             loop.clock = self.clock
             loop.start(interval, now=now).addErrback(lambda f: log.failure("loop failed", f))
             self._loops.append(loop)
+        self.quick.start()
 
     def _sweep(self) -> None:
         try:
@@ -186,6 +195,7 @@ class ServerCore:
             if loop.running:
                 loop.stop()
         self._loops.clear()
+        self.quick.stop()
         for pid in list(self.conns):
             self.outbox.send(pid, m.ServerClosing(reason))
         self.rooms.shutdown()
@@ -243,7 +253,9 @@ class ServerCore:
             del self.per_address[key]
         log.debug("disconnected peer={peer}", peer=pid)
         if not self.closing:
+            self.quick.peer_lost(pid)
             self.rooms.peer_lost(pid)
+        self.rooms.players.peer_lost(pid)
 
     def _close(self, pid: int) -> None:
         """Close from our side and treat the seat as gone right away (O12 detection)."""
@@ -441,6 +453,11 @@ class ServerCore:
         if isinstance(req, m.MatchAction):
             self.outbox.send(pid, m.Ok(kind._value_, rid, rooms.act(pid, req)))
             return
+        if isinstance(req, PLAYER_REQUESTS):
+            self._player_request(conn, req)
+            return
+        if isinstance(req, (m.CreateRoom, m.Join, m.Resume, m.Spectate)) and self.quick.queued(pid):
+            raise ProtocolError(ErrorCode.ALREADY_QUEUED, "this connection waits for a quick match: leave_queue first")
         if isinstance(req, m.CreateRoom):
             # One address must not fill the server's room limit (each room lives up to 24 h, O15):
             # the rooms it created count in any state, restored ones too (the owner tag is stored).
@@ -488,6 +505,43 @@ class ServerCore:
         elif isinstance(req, m.Rematch):
             rooms.rematch(pid, req)
         self.outbox.send(pid, m.Ok(kind._value_, rid))
+
+    def _owner_of(self, pid: int) -> str:
+        conn = self.conns.get(pid)
+        return conn.info.owner if conn is not None else ""
+
+    def _player_request(self, conn: Conn, req: PlayerRequest) -> None:
+        """§17: identity, the quick-match queue, profiles and the leaderboard."""
+        pid = conn.info.id
+        rooms = self.rooms
+        players = rooms.players
+        rid = req.id
+        if isinstance(req, (m.Identify, m.Rename)):
+            now, wall = rooms.now(), rooms.wall()
+            if isinstance(req, m.Identify):
+                player = players.identify(pid, conn.info.owner, req.key, req.name, now, wall, self.commits)
+            else:
+                player = players.rename(pid, conn.info.owner, req.name, now, wall, self.commits)
+            self.outbox.send(pid, player.info())
+        elif isinstance(req, m.QuickMatch):
+            self.quick.join(pid)
+        elif isinstance(req, m.LeaveQueue):
+            self.quick.leave(pid)
+        elif isinstance(req, m.GetProfile):
+            if req.player is None:
+                found = players.of(pid)
+                if found is None:
+                    raise ProtocolError(ErrorCode.IDENTIFY_REQUIRED, "identify first, or name a player")
+            else:
+                found = players.by_public(req.player)
+                if found is None:
+                    raise ProtocolError(ErrorCode.NOT_FOUND, f"no player {req.player}")
+            self.outbox.send(pid, players.profile(found, rid))
+            return
+        else:
+            self.outbox.send(pid, players.leaderboard(players.of(pid), rid))
+            return
+        self.outbox.send(pid, m.Ok(req.TYPE.value, rid))
 
     def _hello(self, conn: Conn, msg: Mapping[str, Any]) -> None:  # the decoded JSON object, for the codec
         if conn.greeted:

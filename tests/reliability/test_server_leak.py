@@ -80,12 +80,12 @@ FIELDS: dict[str, frozenset[str]] = {
         "room_created": "type room invite token id",
         "joined": "type room resumed invite token id",
         "room_info": "type room status seats open commitment id",
-        "room": "type room status me opponent match_id next_commitment expires server_time spectators",
+        "room": "type room status me opponent match_id next_commitment expires server_time spectators rated",
         "match_start": "type room match_id seat first first_player_rule commitment client_seeds my_seed_index "
         "nonce turn_seconds opponent started",
         "state": "type match_id seq seat phase to_move turn quota_left deadline server_time board transcript events result",
         "presence": "type who connected deadline grace_expired server_time",
-        "match_end": "type match_id seat result reveal turns elapsed record next_commitment",
+        "match_end": "type match_id seat result reveal turns elapsed record next_commitment rating",
         "rematch": "type me opponent",
         "record": "type match_id record id",
         "room_closed": "type room reason",
@@ -94,11 +94,20 @@ FIELDS: dict[str, frozenset[str]] = {
         "spectate_state": "type room status spectators players match_id number seq phase to_move turn deadline "
         "server_time board result reveal",
         "live_rooms": "type rooms id",  # §16: listed rooms only (tests/server/test_spectators.py)
+        # PROTOCOL.md §17: players, the quick match, ratings; their leak rules: tests/server/test_quick_match.py.
+        "player": "type player name tag display rating games wins losses draws",
+        "queue": "type status since server_time reason",
+        "matched": "type room token seat opponent rated confirm",
+        "profile": "type player display rating games wins losses draws recent id",
+        "leaderboard": "type top me id",
     }.items()
 }
 MESSAGE_TYPES = frozenset(t.value for t in ServerType)
 assert frozenset(FIELDS) == MESSAGE_TYPES, "a new server message type needs its audit fields"
-SPECTATOR_TYPES = frozenset({ServerType.SPECTATE_STATE.value, ServerType.LIVE_ROOMS.value})
+SPECTATOR_TYPES = frozenset({ServerType.SPECTATE_STATE.value, ServerType.LIVE_ROOMS.value}) | frozenset({
+    ServerType.PLAYER.value, ServerType.QUEUE.value, ServerType.MATCHED.value, ServerType.PROFILE.value,
+    ServerType.LEADERBOARD.value,  # §17: only after identify, which the tour and the twins never send
+})
 SPECTATOR_ERRORS = frozenset({ErrorCode.SPECTATOR.value, ErrorCode.SPECTATING_OFF.value, ErrorCode.TOO_MANY_SPECTATORS.value})
 """What only spectators (and whoever asks ``live_rooms``) get (PROTOCOL.md §16): the tour and the twins
 seat players and never ask, so their audit is tests/reliability/test_spectator_leak.py and tests/server/test_spectators.py."""
@@ -123,7 +132,12 @@ TOUR_STATES = frozenset({
     "auto_move", "opponent_away", "grace_expired", "after_end", "rematch_match", "new_opponent", "stranger",
 })
 """States the tour must audit messages in (labels computed by :meth:`Audit.room_labels`)."""
-TOUR_ERRORS = frozenset(code.value for code in ErrorCode) - SPECTATOR_ERRORS
+PLAYER_ERRORS = frozenset({
+    ErrorCode.IDENTIFY_REQUIRED.value, ErrorCode.ALREADY_IDENTIFIED.value, ErrorCode.BAD_NAME.value,
+    ErrorCode.TOO_MANY_PLAYERS.value, ErrorCode.ALREADY_QUEUED.value, ErrorCode.NOT_QUEUED.value,
+})
+"""§17's codes: provoked by tests/server/test_players.py and tests/server/test_quick_match.py."""
+TOUR_ERRORS = frozenset(code.value for code in ErrorCode) - SPECTATOR_ERRORS - PLAYER_ERRORS
 """Every error code: the tour provokes each one (storage ones with MemoryStorage.fail_next)."""
 
 CELL_KINDS = ("explore", "plant", "flag", "unflag")
