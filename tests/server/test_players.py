@@ -81,7 +81,7 @@ def test_one_connection_is_one_player() -> None:
 def test_rename_needs_identify_and_answers_player_then_ok() -> None:
     h = Harness()
     a = h.connect()
-    assert a.send(type="rename", name="Bob")[0]["code"] == "identify_required"
+    assert a.send(type="get_profile")[0]["code"] == "identify_required"  # a reading request: answered
     identify(a, 1, "Ann")
     replies = a.send(type="rename", name="Bob", id="r")
     assert [r["type"] for r in replies] == ["player", "ok"] and replies[0]["display"].startswith("Bob#")
@@ -337,3 +337,41 @@ def test_profiles_own_and_by_id() -> None:
                                     "change": 10.0, "at": 124.0}
     identify(c, 2, "P2")
     assert c.send(type="get_profile")[0]["player"] == rows[1].player
+
+
+def test_a_failed_commit_of_a_new_player_identifies_nobody() -> None:
+    """A new player is stored before ``player`` is shown; when that commit fails the connection is
+    not identified and the key is unknown (§11: nothing changed)."""
+    h = Harness()
+    a = h.connect()
+    h.storage.fail_next = True
+    replies = a.send(type="identify", key=key(1), name="Ann")
+    assert [r["type"] for r in replies] == ["error"] and replies[0]["code"] == "internal_error"
+    assert h.storage.players == {} and h.rooms.players.of(a.pid) is None
+    assert h.rooms.players.by_key == {}
+    assert a.send(type="get_profile")[0]["code"] == "identify_required"  # a reading request: answered
+
+
+def test_the_server_options(tmp_path: Path) -> None:
+    """HOSTING.md: the players' and the quick match's options reach the config; an unreadable deny
+    file or a pairing constant the policy refuses stops the server at once."""
+    from mineduel.server.cli import parse_args
+
+    deny = tmp_path / "deny.txt"
+    deny.write_text("Jerk\n", encoding="utf-8")
+    config, _ = parse_args([
+        "--name-deny-file", str(deny), "--identifies-per-address", "3", "--new-players-per-address", "4",
+        "--rated-pair-limit", "2", "--quick-confirm-seconds", "15", "--quick-gap-start", "50",
+        "--quick-gap-per-second", "5", "--quick-any-after", "30", "--quick-same-address",
+        "--quick-penalty-base", "20", "--quick-penalty-max", "200",
+    ])
+    assert config.name_deny == ("jerk",)
+    assert (config.identifies_per_address, config.new_players_per_address, config.rated_pair_limit) == (3, 4, 2)
+    assert config.quick_confirm_seconds == 15.0
+    p = config.pairing
+    assert (p.gap_start, p.gap_per_second, p.any_after, p.allow_same_address, p.penalty_base, p.penalty_max) == (
+        50.0, 5.0, 30.0, True, 20.0, 200.0)
+    with pytest.raises(SystemExit):
+        parse_args(["--name-deny-file", str(tmp_path / "missing.txt")])
+    with pytest.raises(SystemExit):
+        parse_args(["--quick-gap-per-second", "0"])
