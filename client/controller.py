@@ -187,6 +187,38 @@ class VerifySource(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class SeatRating:
+    """A seat's rating as a card shows it (issue 20): ``1523`` or, while provisional, ``1500?``."""
+
+    value: float
+    provisional: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RatingChange:
+    """What a rated match did to my rating (``match_end.rating``; a void match: change 0)."""
+
+    before: float
+    after: float
+    change: float
+    provisional: bool
+    unrated: str | None = None  # why nothing changed: "void", "pair_limit" (PROTOCOL.md §17)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRatings:
+    """A rated match's ratings: both seats' before it (``None``: the server did not say) and mine after."""
+
+    me: SeatRating | None
+    opponent: SeatRating | None
+    change: RatingChange | None
+
+
+class RatingSource(Protocol):
+    def ratings(self) -> MatchRatings: ...
+
+
+@dataclass(frozen=True, slots=True)
 class Capabilities:
     """Optional extras of a match; ``None``: not offered (the screen shows no panel for it)."""
 
@@ -199,6 +231,7 @@ class Capabilities:
     rematch: RematchSource | None = None
     verify: VerifySource | None = None
     resign: Callable[[], None] | None = None  # O11
+    rating: RatingSource | None = None  # a rated match (issue 20): ratings on the cards and the result
 
 
 NO_CAPABILITIES = Capabilities()

@@ -48,6 +48,8 @@ from mineduel.client.errors import error_key
 from mineduel.client.online_link import Connection, Connector, LinkChange
 from mineduel.client.online_match import OnlineMatch
 from mineduel.client.online_requests import Requests
+from mineduel.client.player_key import KeyStore
+from mineduel.client.player_session import PlayerSession, PlayerSnapshot
 from mineduel.client.tokens import SavedSession, TokenStore
 from mineduel.client.witness import WitnessKeeper, WitnessStore, server_label
 from mineduel.shared.version import VERSION
@@ -129,10 +131,13 @@ class OnlineServices:
     host: HostInfo | None = field(default=None)  # the hosted server, once started
     witnesses: WitnessStore | None = None  # the match witnesses; default: ``witnesses/`` beside the token
     name_skipped: bool = False  # the player skipped the name popup: not asked again in this run
+    keys: KeyStore | None = None  # the player's identity key (issue 20); default: beside the token
 
     def __post_init__(self) -> None:
         if self.witnesses is None:
             self.witnesses = WitnessStore(self.tokens.folder / "witnesses")
+        if self.keys is None:
+            self.keys = KeyStore(self.tokens.folder)
 
 
 class Conn:
@@ -168,6 +173,7 @@ class SessionSnapshot:
     retry_seconds: int | None
     match_id: str | None
     match_running: bool
+    players: PlayerSnapshot | None = None  # identity, quick match, profile, leaderboard (issue 20)
 
 
 def _ceil(seconds: float | None) -> int | None:
@@ -262,6 +268,7 @@ class SessionView:
             s.invite, s.seated, self.rematch_info(), opponent.away_until is not None,
             _ceil(opponent.seconds_left(s.clock())), opponent.grace_expired, _ceil(s.next_retry_in()),
             None if match is None else match.match_id, match is not None and match.outcome is None,
+            players=s.players.snapshot(),
         )
 
     # PresenceSource and RematchSource for the match screen (controller.Capabilities).
@@ -316,6 +323,8 @@ class OnlineClient:
         self.witness = WitnessKeeper(services.witnesses, lambda key: setattr(self, "notice", (key, ())))
         self._after_welcome: Callable[[], None] | None = None
         self.player_name = ""  # sent in create_room / join (PROTOCOL.md §4: up to 32 characters)
+        assert services.keys is not None
+        self.players = PlayerSession(self, services.keys)  # identity, quick match, ratings (issue 20)
 
     # ----- what the screens show ----------------------------------------------------------------------
     @property
@@ -428,6 +437,9 @@ class OnlineClient:
             wake = self.match.next_wakeup()
             if wake is not None:
                 times.append(wake)
+        wake = self.players.next_wakeup()
+        if wake is not None:
+            times.append(wake)
         return min(times) if times else None
 
     # ----- the connection ------------------------------------------------------------------------------------
@@ -446,6 +458,7 @@ class OnlineClient:
         """The connection is gone (or never came): retry if we hold a seat, else stop with a message."""
         was = self.conn
         self._drop_link()
+        self.players.lost()
         if self.conn == Conn.FAILED:
             return
         if self.seated and self.error is None:
@@ -501,9 +514,9 @@ class OnlineClient:
                 self.room_info = msg
                 self.busy = None
             case RoomCreated():
-                self._take_seat(msg.room, msg.invite, msg.token)
+                self.take_seat(msg.room, msg.invite, msg.token)
             case Joined():
-                self._take_seat(msg.room, msg.invite, None if msg.resumed else msg.token)
+                self.take_seat(msg.room, msg.invite, None if msg.resumed else msg.token)
             case Room():
                 codec.room_code(msg.room)
                 self.room = msg
@@ -532,8 +545,9 @@ class OnlineClient:
             case RematchStatus():
                 self.opponent.rematch_me, self.opponent.rematch_opponent = msg.me, msg.opponent
             case RoomClosed():
-                self.forget_seat()
-                self.notice = ("online.error.room_closed", ())
+                if not self.players.room_closed():  # a quick match's room says why itself
+                    self.forget_seat()
+                    self.notice = ("online.error.room_closed", ())
             case ServerClosing():
                 self.server_closing = True
             case Ping():
@@ -541,7 +555,7 @@ class OnlineClient:
                 # has stopped answers nothing, and the server soon counts it as gone (issue 15).
                 self.connection.send(PongReply())
             case _:
-                pass  # pong, ok, error, record: nothing to show
+                self.players.push(msg)  # §17 (issue 20); pong, ok, error, record: nothing to show
 
     def _welcomed(self, msg: Welcome) -> None:
         if msg.protocol != PROTOCOL_VERSION:
@@ -551,6 +565,7 @@ class OnlineClient:
         self.conn = Conn.OPEN
         self.connection.welcomed()
         self.server_closing = False
+        self.players.welcomed()  # identify first: a rated seat resumed needs it (PROTOCOL.md §17)
         if self.seated:
             room, token = self.room_code, self.token
             assert room is not None and token is not None
@@ -559,7 +574,7 @@ class OnlineClient:
             then, self._after_welcome = self._after_welcome, None
             then()
 
-    def _take_seat(self, room: str, invite: str, token: str | None) -> None:
+    def take_seat(self, room: str, invite: str, token: str | None) -> None:
         """``room_created`` / ``joined``: a fresh seat brings its token; a resumed one keeps ours."""
         self.room_code = codec.room_code(room)
         self.invite = as_reached(invite, self.tls, self.pin)
@@ -587,8 +602,10 @@ class OnlineClient:
         # O14: a new id drops the old match.
         match_id = msg.match_id
         self.match = OnlineMatch(msg, clock=self.clock, send=self.requests.send_action, presence=self.view,
-                                 rematch=self.view, witness=lambda: self.witness.complete_json(match_id))
+                                 rematch=self.view, witness=lambda: self.witness.complete_json(match_id),
+                                 room=lambda: self.room)
         self.opponent.rematch_me = self.opponent.rematch_opponent = False
+        self.players.match_started()
         self._save_token(playing=True)
         # Its witness: resumed from its file, or begun with the seed sent for it (witness.py).
         server = "" if self.address is None else server_label(*self.address)

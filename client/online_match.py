@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 
 from mineduel.client.controller import (
     Applied,
@@ -24,11 +25,14 @@ from mineduel.client.controller import (
     Capabilities,
     Ended,
     MatchEvent,
+    MatchRatings,
     Notice,
     OpponentKind,
     PresenceSource,
+    RatingChange,
     Refused,
     RematchSource,
+    SeatRating,
     Timing,
 )
 from mineduel.client.errors import error_key
@@ -38,7 +42,7 @@ from mineduel.shared.rules.engine import Action, ActionType, Outcome, Refusal
 from mineduel.shared.rules.events import shows_cell
 from mineduel.shared.rules.views import SeatView
 from mineduel.shared.wire import board as wire_board
-from mineduel.shared.wire.messages import MatchAction, MatchEnd, MatchStart, RecordJson, Resign, Reveal, State
+from mineduel.shared.wire.messages import MatchAction, MatchEnd, MatchStart, RecordJson, Resign, Reveal, Room, SeatInfo, State
 from mineduel.shared.wire.names import ClientType, ErrorCode
 
 #: Request codes from the server that are rule refusals the match screen already words (refusal.*).
@@ -86,7 +90,8 @@ class OnlineMatch:
 
     def __init__(self, start: MatchStart, *, clock: Callable[[], float], send: SendAction,
                  presence: PresenceSource | None = None, rematch: RematchSource | None = None,
-                 witness: Callable[[], WitnessJson | None] = lambda: None) -> None:
+                 witness: Callable[[], WitnessJson | None] = lambda: None,
+                 room: Callable[[], Room | None] = lambda: None) -> None:
         self.match_id = start.match_id
         self.proof = MatchProof(self, witness)
         self._seat = start.seat
@@ -107,6 +112,8 @@ class OnlineMatch:
         self.closed = False
         self._capabilities = Capabilities(deadline=self, presence=presence, reveal=self, rematch=rematch,
                                           verify=self.proof, resign=self.resign)
+        self.rating = MatchRating(self, room)
+        self._rated_capabilities = replace(self._capabilities, rating=self.rating)
 
     # ----- fed by the OnlineClient ------------------------------------------------------------------
     def apply_state(self, msg: State) -> None:
@@ -154,7 +161,8 @@ class OnlineMatch:
 
     @property
     def capabilities(self) -> Capabilities:
-        return self._capabilities
+        """With the rating source exactly in a rated room (issue 20)."""
+        return self._rated_capabilities if self.rating.rated() else self._capabilities
 
     @property
     def ready(self) -> bool:
@@ -246,6 +254,42 @@ class OnlineMatch:
 
     def record(self) -> RecordJson | None:
         return None if self.end is None else self.end.record
+
+
+def seat_rating(seat: SeatInfo | None) -> SeatRating | None:
+    """A seat's rating from the room (sent once that seat's player identified, PROTOCOL.md §17)."""
+    if seat is None or seat.rating is None:
+        return None
+    return SeatRating(seat.rating, bool(seat.provisional))
+
+
+class MatchRating:
+    """The match's rating capability: both seats' ratings from the room (before), mine after from
+    ``match_end.rating``. Present only in a rated room (``room.rated``, or a ``match_end`` with a rating)."""
+
+    def __init__(self, match: OnlineMatch, room: Callable[[], Room | None]) -> None:
+        self.match = match
+        self.room = room
+
+    def _room(self) -> Room | None:
+        room = self.room()
+        return room if room is not None and room.room == self.match.start.room else None
+
+    def rated(self) -> bool:
+        end = self.match.end
+        if end is not None and end.rating is not None:
+            return True
+        room = self._room()
+        return room is not None and room.rated
+
+    def ratings(self) -> MatchRatings:
+        room = self._room()
+        end = self.match.end
+        change = None if end is None or end.rating is None else RatingChange(
+            end.rating.before, end.rating.after, end.rating.change, end.rating.provisional, end.rating.unrated)
+        if room is None:
+            return MatchRatings(None, None, change)
+        return MatchRatings(seat_rating(room.me), seat_rating(room.opponent), change)
 
 
 class MatchProof:

@@ -22,11 +22,13 @@ from mineduel.shared.wire.messages import (
     Error,
     Join,
     Joined,
+    Leaderboard,
     Leave,
     MatchAction,
     Ok,
     Peek,
     Pong,
+    Profile,
     Ready,
     RecordReply,
     Rematch,
@@ -61,7 +63,7 @@ class Pending:
 
 def reply_id(msg: ServerMessage) -> RequestId | None:
     """The request id a reply echoes (only replies carry one)."""
-    if isinstance(msg, (Welcome, Error, Ok, Pong, RoomCreated, RoomInfo, Joined, RecordReply)):
+    if isinstance(msg, (Welcome, Error, Ok, Pong, RoomCreated, RoomInfo, Joined, RecordReply, Profile, Leaderboard)):
         return msg.id
     return None
 

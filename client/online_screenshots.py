@@ -557,3 +557,192 @@ def _online_analysis(s: Shooter) -> None:
     s.settle(0.5)
     s.key(s.pygame.K_END)
     s.settle(0.3)
+
+
+# ----- players: quick match, ratings, profile, leaderboard (issue 20) -----
+# The §17 side is client/players_script.py over the same in-process core: the opponent is found when
+# the picture needs one, the leaderboard holds a hundred players (long and CJK names among them).
+
+LONG_NAMES = ("김민준", "さくら", "王小明", "Maximilian-Alexander", "ÉlodieFontaine", "山田太郎さん", "이서연",
+              "Zhang_Wei_1990", "Olusegun", "ThisNameIsTwentyChr")
+
+
+def _players_rig(s: Shooter, **kw: Any) -> tuple[Rig, Any]:
+    """A rig whose connector answers PROTOCOL.md §17 by script, connected to the server: its server page."""
+    from mineduel.client.players_script import PlayersScript
+
+    rig = _rig(s, **kw)
+    script = PlayersScript(rig.server)
+    rig.services.connect = script.connector()
+    s.rig_script = script  # type: ignore[attr-defined]  # kept alive until the picture is taken
+    rig.lobby.connect_to("192.168.1.5", 47650)
+    s.settle(0.3)
+    return rig, script
+
+
+def _players_searching(s: Shooter, seconds: float) -> tuple[Rig, Any]:
+    rig, script = _players_rig(s)
+    rig.click("quick")
+    s.settle(seconds)
+    return rig, script
+
+
+def _players_matched(s: Shooter) -> tuple[Rig, Any]:
+    rig, script = _players_searching(s, 6.0)
+    script.opponent = {"display": "山田太郎#77aa", "rating": 1523.4, "provisional": False}
+    script.pair(opponent_name="山田太郎")
+    s.settle(3.0)
+    return rig, script
+
+
+@shot("players_server_quick")
+def _players_server(s: Shooter) -> None:
+    """The server page of a server that knows players: Quick match first, Profile | Leaderboard."""
+    _players_rig(s)
+
+
+@shot("players_quick_searching")
+def _players_quick_searching(s: Shooter) -> None:
+    _players_searching(s, 7.2)
+
+
+@shot("players_quick_cpu_offer")
+def _players_quick_cpu(s: Shooter) -> None:
+    """After 20 s with nobody: the CPU offered (unrated), the search going on."""
+    _players_searching(s, 23.0)
+
+
+@shot("players_quick_matched")
+def _players_quick_matched(s: Shooter) -> None:
+    _players_matched(s)
+
+
+@shot("players_quick_confirmed")
+def _players_quick_confirmed(s: Shooter) -> None:
+    rig, _script = _players_matched(s)
+    rig.click("quick_ready")
+    s.settle(0.5)
+
+
+@shot("players_quick_not_ready")
+def _players_quick_not_ready(s: Shooter) -> None:
+    """The confirm time ran out on this side: out of the queue, Search again."""
+    script = _players_matched(s)[1]
+    s.settle(8.0)
+    script.push({"type": "queue", "status": "left", "reason": "not_ready"})
+    script.push({"type": "room_closed", "room": next(iter(script.rated_rooms)), "reason": "dissolved"})
+    s.settle(0.5)
+
+
+def _players_rated_match(s: Shooter) -> tuple[Rig, Any]:
+    rig, script = _players_matched(s)
+    rig.click("quick_ready")
+    script.opponent_ready()
+    s.settle(1.0)
+    return rig, script
+
+
+@shot("players_match_ratings")
+def _players_match_ratings(s: Shooter) -> None:
+    """A rated match: both ratings on the cards (mine provisional: 1500?)."""
+    _players_rated_match(s)
+
+
+@shot("players_result_rating")
+def _players_result(s: Shooter) -> None:
+    """The result of a rated match: the change (+62) and the new rating."""
+    script = _players_rated_match(s)[1]
+    script.match_rating = {"before": 1500.0, "after": 1562.3, "change": 62.3, "deviation": 290.3, "provisional": True}
+    script.peer.send(type="resign", match_id=script.peer.last("match_start")["match_id"])
+    s.settle(1.5)
+
+
+def _players_profile_data(script: Any, me: dict[str, Any]) -> None:
+    from mineduel.client.players_script import rating
+
+    recent = [{"match_id": f"{i:016x}", "opponent": f"{LONG_NAMES[i % len(LONG_NAMES)]}#{(i * 7919) % 65536:04x}",
+               "result": ("win", "loss", "draw", "win")[i % 4], "change": (12.5, -9.8, 0.4, 31.0)[i % 4],
+               "at": 1_700_000_000.0 - i * 86_400} for i in range(12)]
+    script.profiles[me["player"]] = {"type": "profile", "player": me["player"], "display": me["display"],
+                                     "rating": rating(1623.4, 87.2), "games": 48, "wins": 27, "losses": 18, "draws": 3,
+                                     "recent": recent}
+
+
+@shot("players_profile")
+def _players_profile(s: Shooter) -> None:
+    rig, script = _players_rig(s, name="가나다라마바사아자차카타파하가나다라마바")  # 20 characters
+    _players_profile_data(script, script.link.player)
+    rig.click("profile")
+    s.settle(0.5)
+
+
+@shot("players_leaderboard")
+def _players_leaderboard(s: Shooter) -> None:
+    rig, script = _players_rig(s)
+    me = script.link.player
+    top = [{"rank": i + 1, "player": f"{i:016x}", "display": f"{LONG_NAMES[i % len(LONG_NAMES)]}#{(i * 7919) % 65536:04x}",
+            "rating": 2140.0 - i * 9.3, "games": 300 - i * 2} for i in range(100)]
+    top[3] = {**top[3], "player": me["player"], "display": me["display"]}
+    script.leaderboard = {"type": "leaderboard", "top": top, "me": {"rank": 4, "rating": top[3]["rating"]}}
+    rig.click("leaderboard")
+    s.settle(0.5)
+
+
+@shot("players_leaderboard_unranked")
+def _players_leaderboard_unranked(s: Shooter) -> None:
+    """Not ranked yet (provisional): why, in one sentence; the list scrolled to its end."""
+    rig, script = _players_rig(s)
+    top = [{"rank": i + 1, "player": f"{i:016x}", "display": f"{LONG_NAMES[i % len(LONG_NAMES)]}#{i:04x}",
+            "rating": 2140.0 - i * 9.3, "games": 300 - i * 2} for i in range(100)]
+    script.leaderboard = {"type": "leaderboard", "top": top, "me": None}
+    rig.click("leaderboard")
+    s.settle(0.3)
+    s.key(s.pygame.K_END)
+    s.settle(0.3)
+
+
+@shot("players_key_export")
+def _players_key_export(s: Shooter) -> None:
+    rig, script = _players_rig(s)
+    _players_profile_data(script, script.link.player)
+    rig.click("profile")
+    s.settle(0.3)
+    rig.click("key_export")
+    rig.click("export_copy")
+    s.settle(0.3)
+
+
+@shot("players_key_import_confirm")
+def _players_key_import(s: Shooter) -> None:
+    """Import: a good text over an identity asks once more, naming the identity it replaces."""
+    from mineduel.client.player_key import export_text
+
+    rig, script = _players_rig(s)
+    _players_profile_data(script, script.link.player)
+    rig.click("profile")
+    s.settle(0.3)
+    rig.click("key_import")
+    popup = s.app.stack.popup
+    assert popup is not None
+    popup.submit(export_text("Q" * 42 + "A"))  # type: ignore[attr-defined]  # the ImportKeyPopup
+    s.settle(0.3)
+
+
+@shot("players_key_damaged")
+def _players_key_damaged(s: Shooter) -> None:
+    """A damaged player-key.json: explained, with a choice (never replaced silently)."""
+    rig = _rig(s)
+    keys = rig.services.keys
+    assert keys is not None
+    keys.folder.mkdir(parents=True, exist_ok=True)
+    keys.path.write_text("{not json")
+    rig.client.players.loaded = keys.load()
+    from mineduel.client.players_script import PlayersScript
+
+    script = PlayersScript(rig.server)
+    rig.services.connect = script.connector()
+    s.rig_script = script  # type: ignore[attr-defined]
+    rig.lobby.connect_to("192.168.1.5", 47650)
+    s.settle(0.3)
+    rig.click("quick")
+    s.settle(0.3)

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import pygame
 
 from mineduel.client.controller import BoardReveal
+from mineduel.client.scenes.rating_words import rating_text
 from mineduel.client.ui import palette, shapes
-from mineduel.client.ui.board import BoardView
 from mineduel.client.ui.text import blit_paragraph, blit_text
 from mineduel.shared.rules.engine import Phase
 from mineduel.shared.rules.views import SeatView
@@ -154,13 +154,30 @@ class MatchPainter:
         fonts = self.ctx.fonts
         y = rect.top + 43
         items = self.counter_items(view, seat_is_me)
-        number_size, label_size, gap, _ = self.counter_sizes(items, rect.width - 20)
+        rating = self.card_rating(seat_is_me)  # issue 20: a rated match's rating, right of the counts
+        reserve = 0 if rating is None else fonts.width(rating, 13, True) + 8
+        number_size, label_size, gap, used = self.counter_sizes(items, rect.width - 20 - reserve)
+        if used > rect.width - 20 - reserve:  # a rated card too narrow for the labels: icons and counts
+            items = [(icon, color, number, "") for icon, color, number, _label in items]
+            number_size, label_size, gap, used = self.counter_sizes(items, rect.width - 20 - reserve)
+        if rating is not None:
+            blit_text(canvas, fonts, rating, 13, palette.PRIMARY, bold=True, midright=(rect.right - 10, y))
         x = rect.left + 10
         for icon, color, number, label in items:  # icon, label, number: "Mines 3" (no plural to agree)
             canvas.blit(shapes.icon(icon, 18, color), (x, y - 9))
             r = blit_text(canvas, fonts, label, label_size, palette.INK_SOFT, midleft=(x + 20, y + 1))
             r = blit_text(canvas, fonts, str(number), number_size, palette.INK, bold=True, midleft=(r.right + 4, y))
             x = r.right + gap
+
+    def card_rating(self, seat_is_me: bool) -> str | None:
+        """``1523`` / ``1500?`` on a rated match's card (client/scenes/rating_words.py), else ``None``."""
+        controller = self.scene.controller
+        source = None if controller is None else controller.capabilities.rating
+        if source is None:
+            return None
+        ratings = source.ratings()
+        seat = ratings.me if seat_is_me else ratings.opponent
+        return None if seat is None else rating_text(seat.value, seat.provisional)
 
     def counter_items(self, view: SeatView, seat_is_me: bool) -> list[tuple[str, palette.Color, int, str]]:
         """(icon, colour, count, label) of one card: my mines (to me only, V2), then the flags."""
@@ -329,34 +346,29 @@ class MatchPainter:
         view = scene.view()
         if view is None:
             return
-        draw_reveal(canvas, area, scene.board, view, reveal)
-
-
-def draw_reveal(canvas: pygame.Surface, area: pygame.Rect, board: BoardView, view: SeatView, reveal: BoardReveal) -> None:
-    """O13 drawn over ``board`` (which shows ``view``): the other seat's mines, overlaps, each marker
-    right or wrong. The match screen and the spectator screen (client/scenes/spectate.py) share it."""
-    clip = canvas.get_clip()
-    canvas.set_clip(area.clip(clip) if clip else area)
-    try:
-        for cell in board.cells_in(area):
-            marks = reveal_marks(view, reveal, cell)
-            if not marks:
-                continue
-            rect = board.cell_rect(cell)
-            if "opponent_mine" in marks:
-                size = 16 if "marked" in marks or "overlap" in marks else 24
-                where = (rect.left + size // 2 + 3, rect.bottom - size // 2 - 4) if size == 16 else rect.center
-                mine = shapes.icon("mine", size, palette.OPP)
-                canvas.blit(mine, mine.get_rect(center=where))
-            if "overlap" in marks:
-                canvas.blit(shapes.ring(rect.size, 7, palette.PRIMARY, 2), rect)
-            if "right" in marks or "wrong" in marks:
-                good = "right" in marks
-                badge = pygame.Rect(rect.right - 15, rect.top - 3, 17, 17)
-                canvas.blit(shapes.circle(17, palette.GOOD if good else palette.WARN), badge)
-                canvas.blit(shapes.icon("check" if good else "close", 13, palette.INK_DARK), (badge.x + 2, badge.y + 2))
-    finally:
-        canvas.set_clip(clip)
+        board = scene.board
+        clip = canvas.get_clip()
+        canvas.set_clip(area.clip(clip) if clip else area)
+        try:
+            for cell in board.cells_in(area):
+                marks = reveal_marks(view, reveal, cell)
+                if not marks:
+                    continue
+                rect = board.cell_rect(cell)
+                if "opponent_mine" in marks:
+                    size = 16 if "marked" in marks or "overlap" in marks else 24
+                    where = (rect.left + size // 2 + 3, rect.bottom - size // 2 - 4) if size == 16 else rect.center
+                    mine = shapes.icon("mine", size, palette.OPP)
+                    canvas.blit(mine, mine.get_rect(center=where))
+                if "overlap" in marks:
+                    canvas.blit(shapes.ring(rect.size, 7, palette.PRIMARY, 2), rect)
+                if "right" in marks or "wrong" in marks:
+                    good = "right" in marks
+                    badge = pygame.Rect(rect.right - 15, rect.top - 3, 17, 17)
+                    canvas.blit(shapes.circle(17, palette.GOOD if good else palette.WARN), badge)
+                    canvas.blit(shapes.icon("check" if good else "close", 13, palette.INK_DARK), (badge.x + 2, badge.y + 2))
+        finally:
+            canvas.set_clip(clip)
 
 
 def reveal_marks(view: SeatView, reveal: BoardReveal, cell: int) -> frozenset[str]:

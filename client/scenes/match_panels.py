@@ -28,6 +28,7 @@ from mineduel.client.scenes.popups import (
     MenuPopup,
     RulesPopup,
 )
+from mineduel.client.scenes.rating_words import change_text, rating_text
 from mineduel.client.scenes.result_popup import ResultInfo, ResultPopup
 from mineduel.client.scenes.saved_matches import open_saved
 from mineduel.client.scenes.settings_popup import open_settings
@@ -298,6 +299,7 @@ class ResultPanel:
         icon = shapes.icon("trophy" if kind == "win" else "mine" if kind == "loss" else "equal", 34, color)
         canvas.blit(icon, icon.get_rect(midtop=(cx, PANEL.top + 16)))
         blit_text(canvas, ctx.fonts, t(f"result.title.{kind}"), 28, color, bold=True, center=(cx, PANEL.top + 76))
+        self._rating(canvas)
         reason = scene.words.reason_text()
         inner = PANEL.width - 40
         h = paragraph_height(ctx.fonts, reason, 16, inner)
@@ -328,6 +330,26 @@ class ResultPanel:
             size = ctx.fonts.fit_size(line, 15, inner, True)
             blit_text(canvas, ctx.fonts, line, size, col, bold=True, center=(cx, y))
         self.widgets.draw(canvas, ctx.fonts, PANEL)
+
+
+    def _rating(self, canvas: pygame.Surface) -> None:
+        """Issue 20: a rated match's change (``match_end.rating``) as a badge at the panel's top right:
+        ``+62`` (green; a loss red; a void ``+0``) over ``Rating 1562?``."""
+        controller = self.scene.controller
+        source = None if controller is None else controller.capabilities.rating
+        change = None if source is None else source.ratings().change
+        if change is None:
+            return
+        fonts, t = self.ctx.fonts, self.ctx.t
+        delta = change_text(change.change)
+        tone = palette.GOOD if change.change >= 0.5 else palette.OPP if change.change <= -0.5 else palette.INK_SOFT
+        after = t("rating.after", rating=rating_text(change.after, change.provisional))
+        size = fonts.fit_size(after, 12, 104)
+        w = max(fonts.width(delta, 22, True), fonts.width(after, size)) + 24
+        rect = pygame.Rect(PANEL.right - 14 - w, PANEL.top + 14, w, 56)
+        canvas.blit(shapes.rounded(rect.size, 14, palette.mix(palette.CARD, tone, 0.16), 1, tone), rect)
+        blit_text(canvas, fonts, delta, 22, tone, bold=True, center=(rect.centerx, rect.top + 20))
+        blit_text(canvas, fonts, after, size, palette.INK_SOFT, center=(rect.centerx, rect.top + 42))
 
 
 class MatchFlow:

@@ -113,7 +113,7 @@ def test_export_and_import_round_trip_with_spaces_and_line_breaks(tmp_path):
     assert parse_export("md1-" + text[4:]) == key
 
 
-@pytest.mark.parametrize("text, reason", [("", "empty"), ("   ", "empty"), ("hello", "not_a_key"),
+@pytest.mark.parametrize(("text", "reason"), [("", "empty"), ("   ", "empty"), ("hello", "not_a_key"),
                                           ("MD1-abc-ABCD", "not_a_key"), ("MD1-" + "A" * 43, "not_a_key")])
 def test_import_refuses_what_is_not_an_exported_key(text, reason):
     with pytest.raises(BadExport) as err:
