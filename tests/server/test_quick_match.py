@@ -190,3 +190,28 @@ def test_a_queued_player_learns_nothing_of_another_key_or_address() -> None:
     for secret in secrets:
         assert secret.encode() not in sent, secret
     assert {codec.decode(line[:-1])["type"] for line in h.out.lines[a.pid]} >= {"queue", "matched", "room", "match_start"}
+
+
+def test_dropping_out_of_a_quick_match_game_counts_as_leaving() -> None:
+    """A quick-match game lost by disconnection (O12) is an offence of the leaver (the queue's
+    penalty), counted at the next pairing."""
+    h = Harness()
+    a = queued(h, 1, "Ann", "10.0.0.1")
+    b = queued(h, 2, "Bob", "10.0.0.2")
+    h.advance(0)
+    h.turn()
+    a.room = b.room = a.last("matched")["room"]
+    a.send(type="ready")
+    b.send(type="ready")
+    ann = a.last("player")["player"]
+    a.drop()
+    h.advance(h.config.grace_seconds + 1)
+    h.turn()
+    assert b.last("match_end")["result"]["reason"] == "disconnect"
+    quick = h.core.quick
+    leavers = h.rooms.players.quick_leavers
+    assert leavers == [ann]
+    quick.pair_now()
+    assert leavers == []
+    now = h.rooms.now()
+    assert quick.queue.penalise(ann, now) == now + h.config.pairing.penalty_base  # one offence was counted before
