@@ -95,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--join", metavar="LINK", default=None,
                         help="open the online screen on an invite link (mineduel://HOST:PORT/join/CODE, "
                              "or mineduels:// over TLS); nobody is seated until Join")
+    parser.add_argument("--watch", metavar="LINK", default=None,
+                        help="watch the match of an invite link's room as a spectator (issue 19)")
     parser.add_argument("--replay-view", type=Path, default=None, metavar="FILE",
                         help="open a match record (docs/RECORD.md) in the viewer")
     parser.add_argument("--kiosk", action="store_true",
@@ -143,6 +145,7 @@ class App:
         online_services: Callable[[], OnlineServices] | None = None,
         kiosk: KioskConfig | None = None,
         replay_view: Path | None = None,
+        watch: str | None = None,
     ) -> None:
         if kiosk is not None:
             from mineduel.client import kiosk as kiosk_mode
@@ -166,9 +169,9 @@ class App:
         if kiosk is not None:
             # Every player starts at the language picker; nothing is read from or written to settings.json.
             settings = kiosk.player_settings()
-            if language is not None or join is not None:
-                log.warning("kiosk: --lang and --join are ignored (languages come from the kiosk config)")
-                language = join = None
+            if language is not None or join is not None or watch is not None:
+                log.warning("kiosk: --lang, --join and --watch are ignored (languages come from the kiosk config)")
+                language = join = watch = None
         else:
             settings = store.load()
             if language is not None and settings.language is None:
@@ -236,6 +239,8 @@ class App:
             from mineduel.client.scenes.replay_viewer import open_file
 
             open_file(self.ctx, replay_view, on_back=lambda: self.stack.replace(self.game))
+        elif watch is not None:  # issue 19: `mine-duel --watch LINK`; Leave: the online screen
+            self.stack.push(OnlineScene(self.ctx, watch=watch, on_play_cpu=lambda: self.stack.replace(self.game)))
         elif join is not None or resume is not None:
             # An invite link, or a match that was running when the client stopped (O12): the online
             # screen comes first, without the CPU mode's start popups.
@@ -542,7 +547,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return check_main(args.kiosk_config)
         kiosk, _ = load_config(args.kiosk_config)
     app = App(size=args.size, language=args.lang, seed=args.seed, profile_dir=args.profile_dir, join=args.join, kiosk=kiosk,
-              replay_view=args.replay_view)
+              replay_view=args.replay_view, watch=args.watch)
     app.frame()  # the first frame before Twisted loads
     app.ctx.sounds.available()  # open the audio device now, behind the first frame, not in the frame of the first cue
 

@@ -4,7 +4,8 @@ Sub-commands import only what they need, so `mine-duel replay` never loads pygam
 version banner (`pygame-ce 2.5.8 (SDL …)` on import) is switched off here, before anything can import pygame.
 ``mine-duel replay-view FILE`` and a lone ``FILE.json`` open a match record in the replay viewer.
 A lone ``mineduel://…`` or ``mineduels://…`` argument (what a desktop passes for ``%u`` when an
-invite link is clicked) acts as ``--join LINK``.
+invite link is clicked) acts as ``--join LINK``; ``--watch LINK`` watches that link's room instead
+(the spectator screen, issue 19).
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ def help_text() -> str:
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     width = max(len(name) for name in SUBCOMMANDS)
     parser.epilog = "\n".join([
-        "LINK: an invite link, mineduel://HOST:PORT/join/CODE or mineduels://... (the same as --join LINK).",
+        "LINK: an invite link, mineduel://HOST:PORT/join/CODE or mineduels://... (the same as --join LINK;",
+        "      --watch LINK watches that room's match instead).",
         "",
         "sub-commands (mine-duel SUB-COMMAND --help for each):",
         *[f"  {name.ljust(width)}  {line}" for name, (_, line) in SUBCOMMANDS.items()],
@@ -103,7 +105,7 @@ def help_text() -> str:
 def as_game_arguments(args: list[str]) -> list[str]:
     """The game's arguments with a positional invite link turned into ``--join LINK``."""
     links = [a for a in args if a.startswith(LINK_SCHEMES)]
-    if len(links) != 1 or "--join" in args or any(a.startswith("--join=") for a in args):
+    if len(links) != 1 or any(a in ("--join", "--watch") or a.startswith(("--join=", "--watch=")) for a in args):
         return args
     index = args.index(links[0])
     if index > 0 and args[index - 1] in ("--lang", "--size", "--seed", "--profile-dir", "--kiosk-config"):

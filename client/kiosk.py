@@ -17,7 +17,11 @@ Operators' guide: docs/KIOSK.md. What this module adds to the ordinary client:
   - after ``idle_seconds`` without input the app forgets the player (:meth:`App.new_player
     <mineduel.client.app.App.new_player>`) and shows the start screen — the language picker — again;
     the last ``idle_warning_seconds`` show a "Still playing?" countdown that any touch dismisses
-    (that touch does nothing else).
+    (that touch does nothing else);
+  - **attract mode** (issue 19): with ``attract_server`` set, a start screen nobody touched for
+    ``attract_idle_seconds`` gives way to that server's live matches, each watched for
+    ``attract_rotate_seconds`` (client/scenes/spectate_attract.py); any touch or key ends it (and does
+    nothing else) and shows the start screen again.
 
 Everything here runs on the app's clock, so tests drive it with a fake one.
 """
@@ -44,9 +48,11 @@ from mineduel.client.scenes.base import Allowed
 from mineduel.client.settings import APP_NAME, Settings
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
+from mineduel.shared.wire import codec, links
 
 if TYPE_CHECKING:
     from mineduel.client.scenes.base import Context
+    from mineduel.client.scenes.spectate_attract import AttractLoop, AttractScene, AttractTarget
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +161,15 @@ class KioskConfig:
     show_cursor: bool = False  # True for a kiosk driven by a mouse or trackball instead of touch
     sound: bool = True  # sound effects (False: silent, and no audio device is opened)
     sound_volume: float = 0.6  # every new player's starting volume, 0-1 (the settings popup changes it for one player)
+    attract_server: str = ""  # attract mode's server: "host:port" or an invite link ("": no attract mode)
+    attract_rooms: tuple[str, ...] = ()  # room codes to show when the server cannot list its live matches
+    attract_idle_seconds: float = 30.0  # an untouched start screen this long starts attract mode
+    attract_rotate_seconds: float = 20.0  # each live match is shown this long (less when it ends)
+    attract_retry_seconds: float = 15.0  # with no live match, ask again this often
+
+    def attract_target(self) -> AttractTarget | None:
+        """Attract mode's server and rooms (``None``: attract mode is off)."""
+        return _attract_target(self.attract_server, self.attract_rooms) if self.attract_server else None
 
     def player_settings(self) -> Settings:
         """The settings every new player starts with: the language rule below, the kiosk's volume, nothing saved."""
@@ -237,6 +252,49 @@ def _pin(value: Any) -> str:
     return value
 
 
+def _attract_target(text: str, rooms: tuple[str, ...]) -> AttractTarget:
+    """``host:port`` (the default port when none) or an invite link → the server attract mode watches."""
+    from mineduel.client.scenes.lobby_seats import is_link, parse_address
+    from mineduel.client.scenes.spectate_attract import AttractTarget
+
+    if is_link(text):
+        link = links.parse_link(text.strip())
+        return AttractTarget(link.host, link.port, link.tls, link.pin, rooms)
+    address = parse_address(text)
+    if address is None:
+        raise ValueError(f"{text!r} is neither host:port nor an invite link")
+    return AttractTarget(address[0], address[1], rooms=rooms)
+
+
+def _server(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected \"host:port\" or an invite link in quotes, got {value!r}")
+    if value:
+        try:
+            _attract_target(value, ())
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+    return value.strip()
+
+
+def _rooms(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or len(value) > 20:
+        raise ValueError(f"expected a list of at most 20 room codes, e.g. [\"NYTF23\"], got {value!r}")
+    out: list[str] = []
+    for item in value:
+        try:
+            code = codec.room_code(item) if isinstance(item, str) else None
+        except ValueError:
+            code = None
+        if code is None:
+            raise ValueError(f"{item!r} is not a room code (6 characters, e.g. \"NYTF23\")")
+        if code not in out:
+            out.append(code)
+    return tuple(out)
+
+
 def _display(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 15:
         raise ValueError(f"expected a monitor number 0 to 15, got {value!r}")
@@ -268,6 +326,11 @@ _CHECKS: dict[str, Callable[..., Any]] = {
     "show_cursor": _flag,
     "sound": _flag,
     "sound_volume": _volume,
+    "attract_server": _server,
+    "attract_rooms": _rooms,
+    "attract_idle_seconds": lambda v: _number(v, 5, 3600),
+    "attract_rotate_seconds": lambda v: _number(v, 5, 600),
+    "attract_retry_seconds": lambda v: _number(v, 5, 600),
 }
 
 
@@ -462,6 +525,8 @@ class Kiosk:
     ignored_closes: int = field(default=0, init=False)
     _swallow_up: bool = field(default=False, init=False)
     _shown: tuple[Any, ...] = field(default=(), init=False)
+    attract: AttractScene | None = field(default=None, init=False)  # attract mode, while it shows
+    attracts: int = field(default=0, init=False)  # how many times attract mode started
 
     def __post_init__(self) -> None:
         self.last_input = self.ctx.clock()
@@ -490,6 +555,10 @@ class Kiosk:
             if self.held_since is None:
                 self.held_since = now
                 self.ctx.invalidate(None)
+            return True
+        if self.attract is not None:  # any touch or key ends attract mode, and does nothing else
+            self._swallow_up = etype in _POINTER_DOWN
+            self.stop_attract()
             return True
         if etype == pygame.KEYUP and self.held_since is not None and chord.released(event.key):
             self._end_hold()
@@ -543,6 +612,9 @@ class Kiosk:
         if self.pin is not None and now >= self.pin_deadline:
             self.pin = None
             self.ctx.invalidate(None)
+        if (config.attract_server and self.attract is None and self.fresh and self.pin is None and self.held_since is None
+                and now - self.last_input >= config.attract_idle_seconds):
+            self.start_attract()
         if config.idle_seconds and not self.fresh and self.pin is None and self.held_since is None:
             quiet = now - self.last_input
             if quiet >= config.idle_seconds:
@@ -562,6 +634,40 @@ class Kiosk:
         self.new_player()
         self.fresh = True
         self.resets += 1
+
+    # ----- attract mode (issue 19) ------------------------------------------------------------------------------
+    def start_attract(self) -> None:
+        """Show the configured server's live matches over the start screen (its popup is closed: the
+        touch that ends attract mode brings back a fresh start screen)."""
+        target = self.config.attract_target()
+        services_of = self.ctx.online_services
+        if target is None or services_of is None:
+            return
+        from mineduel.client.scenes.spectate_attract import AttractLoop, AttractScene
+
+        try:
+            services = services_of()
+        except Exception:  # no network services: no attract mode, the start screen stays
+            log.exception("kiosk: attract mode needs the network services")
+            self.last_input = self.ctx.clock()
+            return
+        config = self.config
+        loop: AttractLoop = AttractLoop(target, lambda: services.connect, self.ctx.clock, services.client_name,
+                                        rotate=config.attract_rotate_seconds, retry=config.attract_retry_seconds)
+        log.info("kiosk: attract mode: the live matches of %s", target.label)
+        self.ctx.stack.close_popup()
+        self.attract = AttractScene(self.ctx, loop)
+        self.ctx.stack.push(self.attract)
+        self.attracts += 1
+
+    def stop_attract(self) -> None:
+        """End attract mode: a fresh start screen (the language picker) for the player who touched."""
+        scene, self.attract = self.attract, None
+        if scene is None:
+            return
+        log.info("kiosk: attract mode ended by a touch")
+        self.new_player()  # replaces every scene: the attract scene leaves and closes its connections
+        self.fresh = False  # the one who touched is here: idle time counts from their touch
 
     def seconds_left(self, now: float) -> int:
         return max(0, math.ceil(self.config.idle_seconds - (now - self.last_input)))

@@ -132,6 +132,29 @@ class LobbyPainter:
         if "quick_y" in self.lobby.ys:  # issue 20: under Quick match, the friend's way
             self._section(canvas, t("quick.or_friend"), self.lobby.ys["quick_y"])
         self._section(canvas, t("online.room_code"), self.lobby.ys["code_y"])
+        self._live(canvas)
+
+    def _live(self, canvas: pygame.Surface) -> None:
+        """The server page's live matches (issue 19): the title, each row's round and watchers, or why none."""
+        lobby = self.lobby
+        t, fonts = lobby.ctx.t, lobby.ctx.fonts
+        y = lobby.ys.get("live_y")
+        if y is None:
+            return
+        self._section(canvas, t("watch.live_title"), y)
+        for live, rect in lobby.watching.entries:
+            detail = t("watch.live_detail", round=(live.turn + 1) // 2, count=live.spectators) if live.turn else t(
+                "status.opening")
+            blit_text(canvas, fonts, detail, fonts.fit_size(detail, 13, 130), palette.INK_SOFT,
+                      midright=(rect.right - 14, rect.centery))
+        empty_y = lobby.ys.get("live_empty_y")
+        if empty_y is not None:
+            state = lobby.watching.live_state()
+            query = lobby.watching.query
+            key = {"loading": "watch.live_loading", "none": "watch.live_none"}.get(state)
+            error = query.error if query is not None and query.error else "online.error.other"
+            text = t(key) if key is not None else t(error, detail="live_rooms")
+            blit_paragraph(canvas, fonts, text, 14, palette.INK_FAINT, pygame.Rect(LEFT + 4, empty_y, INNER - 8, 44), max_lines=2)
 
     def _draw_room(self, canvas: pygame.Surface) -> None:
         t = self.lobby.ctx.t

@@ -16,6 +16,7 @@ import pygame
 from mineduel.client.controller import BoardReveal
 from mineduel.client.scenes.rating_words import rating_text
 from mineduel.client.ui import palette, shapes
+from mineduel.client.ui.board import BoardView
 from mineduel.client.ui.text import blit_paragraph, blit_text
 from mineduel.shared.rules.engine import Phase
 from mineduel.shared.rules.views import SeatView
@@ -346,29 +347,34 @@ class MatchPainter:
         view = scene.view()
         if view is None:
             return
-        board = scene.board
-        clip = canvas.get_clip()
-        canvas.set_clip(area.clip(clip) if clip else area)
-        try:
-            for cell in board.cells_in(area):
-                marks = reveal_marks(view, reveal, cell)
-                if not marks:
-                    continue
-                rect = board.cell_rect(cell)
-                if "opponent_mine" in marks:
-                    size = 16 if "marked" in marks or "overlap" in marks else 24
-                    where = (rect.left + size // 2 + 3, rect.bottom - size // 2 - 4) if size == 16 else rect.center
-                    mine = shapes.icon("mine", size, palette.OPP)
-                    canvas.blit(mine, mine.get_rect(center=where))
-                if "overlap" in marks:
-                    canvas.blit(shapes.ring(rect.size, 7, palette.PRIMARY, 2), rect)
-                if "right" in marks or "wrong" in marks:
-                    good = "right" in marks
-                    badge = pygame.Rect(rect.right - 15, rect.top - 3, 17, 17)
-                    canvas.blit(shapes.circle(17, palette.GOOD if good else palette.WARN), badge)
-                    canvas.blit(shapes.icon("check" if good else "close", 13, palette.INK_DARK), (badge.x + 2, badge.y + 2))
-        finally:
-            canvas.set_clip(clip)
+        draw_reveal(canvas, area, scene.board, view, reveal)
+
+
+def draw_reveal(canvas: pygame.Surface, area: pygame.Rect, board: BoardView, view: SeatView, reveal: BoardReveal) -> None:
+    """O13 drawn over ``board`` (which shows ``view``): the other seat's mines, overlaps, each marker
+    right or wrong. The match screen and the spectator screen (client/scenes/spectate.py) share it."""
+    clip = canvas.get_clip()
+    canvas.set_clip(area.clip(clip) if clip else area)
+    try:
+        for cell in board.cells_in(area):
+            marks = reveal_marks(view, reveal, cell)
+            if not marks:
+                continue
+            rect = board.cell_rect(cell)
+            if "opponent_mine" in marks:
+                size = 16 if "marked" in marks or "overlap" in marks else 24
+                where = (rect.left + size // 2 + 3, rect.bottom - size // 2 - 4) if size == 16 else rect.center
+                mine = shapes.icon("mine", size, palette.OPP)
+                canvas.blit(mine, mine.get_rect(center=where))
+            if "overlap" in marks:
+                canvas.blit(shapes.ring(rect.size, 7, palette.PRIMARY, 2), rect)
+            if "right" in marks or "wrong" in marks:
+                good = "right" in marks
+                badge = pygame.Rect(rect.right - 15, rect.top - 3, 17, 17)
+                canvas.blit(shapes.circle(17, palette.GOOD if good else palette.WARN), badge)
+                canvas.blit(shapes.icon("check" if good else "close", 13, palette.INK_DARK), (badge.x + 2, badge.y + 2))
+    finally:
+        canvas.set_clip(clip)
 
 
 def reveal_marks(view: SeatView, reveal: BoardReveal, cell: int) -> frozenset[str]:

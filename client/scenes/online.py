@@ -47,6 +47,7 @@ from mineduel.client.scenes.game import GameScene
 from mineduel.client.scenes.lobby_paint import LobbyPainter
 from mineduel.client.scenes.lobby_seats import Seats, lan_entries
 from mineduel.client.scenes.quick_match_lobby import add_player_buttons
+from mineduel.client.scenes.spectate_lobby import WatchEntry
 from mineduel.client.tokens import SavedSession, TokenStore
 from mineduel.client.ui import palette
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind, TextEvent
@@ -140,9 +141,11 @@ class OnlineScene(Scene):
     """See the module docstring."""
 
     def __init__(self, ctx: Context, *, join: str | None = None, resume: SavedSession | None = None,
-                 on_play_cpu: Callable[[], None] | None = None, services: OnlineServices | None = None) -> None:
+                 on_play_cpu: Callable[[], None] | None = None, services: OnlineServices | None = None,
+                 watch: str | None = None) -> None:
         super().__init__(ctx)
         self._join = join
+        self._watch = watch  # issue 19: `mine-duel --watch LINK` opens the spectator screen at once
         self._resume = resume
         self._on_play_cpu = on_play_cpu
         self.services = services
@@ -169,6 +172,7 @@ class OnlineScene(Scene):
         self.matches = OnlineMatchSession(self)
         self.painter = LobbyPainter(self)
         self.seats = Seats(self)
+        self.watching = WatchEntry(self)  # issue 19: Watch (spectate_lobby.py)
         self.ys: dict[str, int] = {}  # where the page builder put things (rows) ...
         self.rects: dict[str, pygame.Rect] = {}  # ... and cards, for the painter
         self.rebuilds = 0  # pages built (a test counts them: a ping builds none)
@@ -197,8 +201,11 @@ class OnlineScene(Scene):
                 self.open_link(self._join)
             self.next_scan = self.ctx.clock()  # the home page scans at once
         self._rebuild()
+        if self.client is not None and self._watch is not None:
+            self.watching.watch_link(self._watch)
 
     def leave(self) -> None:
+        self.watching.close()
         if self.client is not None:
             self.client.close()
 
@@ -332,7 +339,7 @@ class OnlineScene(Scene):
         if not name:
             return t("friend.room_by_nobody")
         label, shown = t("friend.room_by", name=name), name
-        while len(shown) > 1 and self.ctx.fonts.width(label, 16, True) > INNER - 56 - 110:
+        while len(shown) > 1 and self.ctx.fonts.width(label, 16, True) > INNER - 56 - 110 - 54:  # 54: the Watch eye
             shown = shown[:-1]
             label = t("friend.room_by", name=shown.rstrip() + "...")
         return label
@@ -422,15 +429,19 @@ class OnlineScene(Scene):
             for server, lan_room in entries:
                 if lan_room is not None:
                     label = self._room_label(lan_room.host_name)
-                    button(54, partial(str, label), partial(self.seats.join_listed, server, lan_room), style="secondary",
-                           icon="person", icon_color=palette.OPP, layout="list", text_size=16, name=f"room:{lan_room.code}")
+                    row = button(54, partial(str, label), partial(self.seats.join_listed, server, lan_room), style="secondary",
+                                 icon="person", icon_color=palette.OPP, layout="list", text_size=16, name=f"room:{lan_room.code}")
+                    row.rect.width -= 54  # the eye beside it watches the room (issue 19)
+                    buttons.append(Button(pygame.Rect(row.rect.right + 8, row.rect.top, 46, 54), lambda: "",
+                                          partial(self.watching.watch_listed, server, lan_room), style="ghost", icon="eye",
+                                          icon_color=palette.ME_LIGHT, radius=12, name=f"watch:{lan_room.code}"))
                 else:
                     label = f"{server.name}  ({server.open_rooms})"
                     button(54, partial(str, label), partial(self.connect_to, server.host, server.port, tls=server.tls,
                                                             pin=server.pin),
                            style="ghost", icon="globe", icon_color=palette.ME_LIGHT, layout="list", text_size=15,
                            name=f"server:{server.host}:{server.port}")
-            rows = buttons[len(buttons) - len(entries):]  # the entries' buttons, just added
+            rows = [b for b in buttons if b.name.startswith(("room:", "server:"))]  # the entries' buttons, just added
             self.entries = [(server, lan_room, b.rect) for (server, lan_room), b in zip(entries, rows, strict=True)]
             if not entries:
                 if enabled:  # online off (no token store): nothing to say about the LAN
@@ -439,11 +450,17 @@ class OnlineScene(Scene):
             y += 6
             self.ys["connect_y"] = y
             y += 32
-            self.address_field.rect = pygame.Rect(LEFT, y, INNER - 110, 52)
+            self.address_field.rect = pygame.Rect(LEFT, y, INNER, 52)
             self.fields.append(self.address_field)
-            buttons.append(Button(pygame.Rect(LEFT + INNER - 100, y, 100, 52), lambda: t("online.join"),
-                                  lambda: self._connect_typed(self.address_field.text), name="connect", enabled=enabled))
-            y += 62
+            y += 60
+            half = (INNER - 10) // 2
+            buttons.append(Button(pygame.Rect(LEFT, y, half, 50), lambda: t("online.join"),
+                                  lambda: self._connect_typed(self.address_field.text), icon="person", icon_color=palette.OPP,
+                                  name="connect", enabled=enabled))
+            buttons.append(Button(pygame.Rect(LEFT + half + 10, y, INNER - half - 10, 50), lambda: t("watch.button"),
+                                  lambda: self.watching.typed(self.address_field.text), icon="eye", icon_color=palette.ME_LIGHT,
+                                  name="watch", enabled=enabled))
+            y += 60
             if self.saved is not None and enabled:
                 code = self.saved.room
                 button(50, lambda: t("online.resume_room", room=code), self.resume_saved, icon="restart",
@@ -459,13 +476,21 @@ class OnlineScene(Scene):
                    name="create", enabled=self.tokens_ok and c is not None and c.busy is None, text_size=18)
             self.ys["code_y"] = y + 4
             y += 34
-            self.code_field.rect = pygame.Rect(LEFT, y, INNER - 128, 52)
+            self.code_field.rect = pygame.Rect(LEFT, y, INNER, 52)
             self.fields.append(self.code_field)
-            buttons.append(Button(pygame.Rect(LEFT + INNER - 118, y, 118, 52), lambda: t("online.join"),
+            y += 60
+            half = (INNER - 10) // 2
+            buttons.append(Button(pygame.Rect(LEFT, y, half, 50), lambda: t("online.join"),
                                   lambda: self.seats.code_typed(self.code_field.text), style="primary", name="join_code",
                                   enabled=self.tokens_ok and c is not None and c.busy is None))
-            y += 62
+            buttons.append(Button(pygame.Rect(LEFT + half + 10, y, INNER - half - 10, 50), lambda: t("watch.button"),
+                                  lambda: self.watching.code_typed(self.code_field.text), icon="eye",
+                                  icon_color=palette.ME_LIGHT, name="watch_code", enabled=c is not None))
+            y += 60
             self.ys["notice_y"] = y
+            if self.notice() is not None:
+                y += 64
+            y = self.watching.add_live_rows(buttons, y + 6)
             buttons.append(Button(bottom, lambda: t("action.back"), self.back, style="ghost", icon="back", name="disconnect"))
         elif page == "room":
             info = c.room_info if c else None
@@ -475,6 +500,8 @@ class OnlineScene(Scene):
             can_join = bool(info and info.open) and self.tokens_ok and c is not None and c.busy is None
             button(56, lambda: t("online.join"), partial(self.seats.join, room) if c and room else (lambda: None),
                    style="primary", icon="person", name="join", enabled=can_join, text_size=18)
+            button(52, lambda: t("watch.button"), self.watching.watch_room_page, icon="eye", icon_color=palette.ME_LIGHT,
+                   name="watch_room", enabled=room is not None, text_size=17)
             focus_join = can_join
             self.ys["notice_y"] = y
             buttons.append(Button(bottom, lambda: t("action.back"), self.back, style="ghost", icon="back", name="room_back"))
@@ -528,6 +555,7 @@ class OnlineScene(Scene):
         if self.ctx.open_session is None:
             client.update()  # no app pumps it (a scene made on its own)
         client.players.follow_name(self.ctx.settings.player_name)  # identify / rename (issue 20)
+        self.watching.update()
         self.matches.follow(client)
         if self._covered:
             return  # rebuilt when uncovered (SceneStack.pop relayouts the new top)
@@ -544,6 +572,9 @@ class OnlineScene(Scene):
         if self.client is None:
             return None
         wake = self.client.next_wakeup()
+        live = self.watching.next_wakeup()
+        if live is not None:
+            wake = live if wake is None else min(wake, live)
         if self.page == "home" and self.next_scan is not None and not self._covered:
             wake = self.next_scan if wake is None else min(wake, self.next_scan)
         if self.searching or self.client.conn in (Conn.CONNECTING, Conn.RECONNECTING) or self.client.busy:

@@ -1,0 +1,233 @@
+"""The spectator screen (issue 19): a room's match watched live, with no input to the match.
+
+It is the match screen's look without its controls — the same header, player cards, status card,
+:class:`~mineduel.client.ui.board.BoardView` and O13 reveal (``match_paint.draw_reveal``), drawn by
+:mod:`.spectate_paint` — fed by a :class:`~mineduel.client.spectate_client.Watcher` instead of a
+match controller. Seat 0 is the blue side and seat 1 the pink one, as the public view spells them
+(``m`` / ``o``, PROTOCOL.md §16); each card names its player. Shown: the turn deadline counting
+down (U6), a player away with their grace (O12), how many watch, a live event line saying what just
+happened (:mod:`~mineduel.client.spectate_events`), and after the end the result and the full
+reveal; a rematch (O14) continues on the same screen. A closed room or a lost connection says so
+(the watcher reconnects by itself); Leave (or Esc / Backspace) goes back at any time.
+
+Nothing on the board, the cards or the lines comes from anywhere but the watcher's last checked
+``spectate_state``: the screen has no other source (and no way to act: it sends nothing but
+``leave``). ``attract=True`` is the kiosk's attract mode (client/kiosk.py): no Leave button, the
+footer invites a touch instead, and the owner decides what a touch does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pygame
+
+from mineduel.client.scenes.base import Context, Scene
+from mineduel.client.spectate_client import Watch, Watcher, public_view
+from mineduel.client.spectate_events import WatchEvent, winner_seat
+from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent
+from mineduel.client.ui.widgets import Button, WidgetGroup
+from mineduel.shared.rules.bitboard import COLS
+
+__all__ = ["EVENT_LINES", "SpectateScene", "display_name"]
+
+EVENT_LINES = 1  # the newest view's last event (one that covers several actions names the latest)
+NAME_LIMIT = 24
+RETRYABLE = ("online.server_unreachable", "online.connection_lost", "watch.error.bad_view",
+             "online.error.bad_server", "online.error.too_many_attempts", "online.error.rate_limited")
+
+
+def display_name(raw: str) -> str:
+    """A player's name as the screen may show it: printable characters only, trimmed, not too long
+    (the server's limit is the server's; a hostile one is still only a label here)."""
+    shown = "".join(ch for ch in raw if ch.isprintable()).strip()
+    return shown[:NAME_LIMIT].rstrip() + ("..." if len(shown) > NAME_LIMIT else "")
+
+
+class SpectateScene(Scene):
+    """See the module docstring. ``on_leave`` runs after the scene is popped (Leave, Esc)."""
+
+    def __init__(self, ctx: Context, watcher: Watcher, *, on_leave: Callable[[], None] = lambda: None,
+                 attract: bool = False) -> None:
+        super().__init__(ctx)
+        from mineduel.client.scenes.spectate_paint import SpectatePainter
+
+        self.watcher = watcher
+        self.on_leave = on_leave
+        self.attract = attract
+        self.events: list[WatchEvent] = []  # the newest view's events (the event line)
+        self.match_id: str | None = None
+        self.left = False
+        self.widgets = WidgetGroup(ctx.invalidate, lambda: self.ctx.keyboard)
+        self.paint = SpectatePainter(self)
+        self._seen = watcher.seen()
+        self._follow()
+        self.relayout()
+
+    # ----- what is shown (all from the watcher's last checked view) -----------------------------------------
+    def name(self, seat: int) -> str:
+        state = self.watcher.state
+        raw = "" if state is None or seat >= len(state.players) else display_name(state.players[seat].name)
+        return raw or self.ctx.t("watch.player", n=seat + 1)
+
+    def event_text(self) -> str | None:
+        """The live event line: the newest view's events (the last :data:`EVENT_LINES`) in words."""
+        texts = [self.event_words(e) for e in self.events[-EVENT_LINES:]]
+        texts = [t for t in texts if t]
+        return " · ".join(texts) if texts else None
+
+    def event_words(self, event: WatchEvent) -> str:
+        t = self.ctx.t
+        params: dict[str, object] = {"count": event.count, "number": event.count}
+        if event.seat is not None:
+            params["name"] = self.name(event.seat)
+            params["other"] = self.name(1 - event.seat)
+        if event.cell is not None:
+            row, col = divmod(event.cell, COLS)
+            params["cell"] = t("cell.name", row=row + 1, col=col + 1)
+        if event.key == "match_start" and event.count <= 1:
+            return t("watch.event.first_match", **params)
+        return t(f"watch.event.{event.key}", **params)
+
+    def title(self) -> str:
+        """What is happening now: the result, whose step it is, or what the room waits for."""
+        t = self.ctx.t
+        w = self.watcher
+        state = w.state
+        if state is None:
+            return t("watch.connecting" if w.status in (Watch.CONNECTING, Watch.IDLE) else "watch.no_view")
+        if state.result is not None:
+            winner = winner_seat(state)
+            if winner is not None:
+                return t("watch.result.win", name=self.name(winner))
+            return t("result.title.void" if state.result.outcome == "void" else "result.title.draw")
+        if state.status != "playing" or state.to_move is None or state.phase is None:
+            return t("watch.status.waiting")
+        return t(f"watch.status.{state.phase}", name=self.name(state.to_move))
+
+    def result_detail(self) -> str | None:
+        """After the end: why, and the score when markers decided it (O9, O10)."""
+        state = self.watcher.state
+        if state is None or state.result is None:
+            return None
+        result = state.result
+        t = self.ctx.t
+        loser = None if (w := winner_seat(state)) is None else 1 - w
+        params: dict[str, object] = {"name": self.name(loser) if loser is not None else ""}
+        text = t(f"watch.reason.{result.reason}", **params)
+        if result.scores is not None:
+            text += " · " + t("watch.score", a=result.scores.me, b=result.scores.opponent)
+        return text
+
+    def banner(self) -> str | None:
+        """A player away (O12): who, and the seconds left to come back."""
+        state = self.watcher.state
+        if state is None or state.status != "playing":
+            return None
+        for seat, player in enumerate(state.players):
+            if not player.connected:
+                left = self.watcher.grace_left(seat)
+                if left is None:
+                    return self.ctx.t("watch.away_plain", name=self.name(seat))
+                return self.ctx.t("watch.away", name=self.name(seat), seconds=int(left + 0.999))
+        return None
+
+    def problem(self) -> tuple[str, bool] | None:
+        """A message over the board (the key, and whether Try again is offered), or ``None``."""
+        w = self.watcher
+        if w.status == Watch.CLOSED:
+            return "watch.room_closed", False
+        if w.status == Watch.FAILED and w.error is not None:
+            return w.error, w.error in RETRYABLE
+        return None
+
+    # ----- commands -----------------------------------------------------------------------------------------------
+    def go_back(self) -> None:
+        """Leave (the button, Esc): stop watching (``leave``) and go back."""
+        if self.left:
+            return
+        self.left = True
+        self.watcher.leave()
+        if self.ctx.stack.top is self:
+            self.ctx.stack.pop()
+        self.on_leave()
+
+    def leave(self) -> None:
+        """Taken off the stack (by Leave or by anything else): stop watching."""
+        if self.watcher.status != Watch.LEFT:
+            self.watcher.leave()
+
+    def retry(self) -> None:
+        self.watcher.retry()
+        self._changed()
+
+    # ----- layout --------------------------------------------------------------------------------------------------
+    def relayout(self) -> None:
+        paint = self.paint
+        t = self.ctx.t
+        buttons: list[Button] = []
+        if not self.attract:
+            buttons.append(Button(paint.LEAVE.copy(), lambda: t("watch.leave"), self.go_back, style="secondary",
+                                  icon="back", name="leave", text_size=18))
+            problem = self.problem()
+            if problem is not None and problem[1]:
+                buttons.append(Button(paint.retry_rect(), lambda: t("online.retry"), self.retry, style="primary",
+                                      icon="restart", name="retry", text_size=17))
+        focus = self.widgets.focused()
+        self.widgets.set(buttons)
+        names = [b.name for b in buttons]
+        if focus is not None and focus.name in names:
+            self.widgets.focus_name(focus.name)
+        self.ctx.invalidate(None)
+
+    def _follow(self) -> None:
+        """The board follows the newest view; a new match (O14) starts on a clean board."""
+        w = self.watcher
+        state = w.state
+        board = self.paint.board
+        if state is None or state.match_id != self.match_id:
+            board.reset()
+            self.match_id = None if state is None else state.match_id
+        view = None if state is None else public_view(state)
+        if view is not None:
+            board.set_view(view, self.ctx.clock())
+        board.set_ko(None if w.reveal is None else w.reveal.ko_cell)
+        events = w.take_events()
+        if events:
+            self.events = events
+
+    def _changed(self) -> None:
+        self._follow()
+        self._seen = self.watcher.seen()
+        self.relayout()
+
+    # ----- the frame ------------------------------------------------------------------------------------------------
+    def update(self, now: float) -> None:
+        w = self.watcher
+        w.update()
+        seen = w.seen()
+        if seen.revision != self._seen.revision or seen.status != self._seen.status or seen.error != self._seen.error:
+            self._changed()
+        elif seen != self._seen:
+            self._seen = seen
+            self.ctx.invalidate(None)  # a countdown ticked
+        board = self.paint.board
+        board.update(now)
+
+    def next_wakeup(self, now: float) -> float | None:
+        wake = self.watcher.next_wakeup()
+        if self.paint.board.animating():
+            wake = now + 1 / 60 if wake is None else min(wake, now + 1 / 60)
+        return wake
+
+    def process_event(self, event: InputEvent) -> bool:
+        if isinstance(event, KeyEvent) and event.key in (pygame.K_ESCAPE, pygame.K_BACKSPACE) and not self.attract:
+            self.go_back()
+            return True
+        if isinstance(event, (KeyEvent, PointerEvent)):
+            return self.widgets.handle(event)  # the board takes nothing: a spectator never acts
+        return False
+
+    def draw(self, canvas: pygame.Surface, area: pygame.Rect) -> None:
+        self.paint.draw(canvas, area)
+        self.widgets.draw(canvas, self.ctx.fonts, area)
