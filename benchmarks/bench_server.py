@@ -7,6 +7,7 @@
     .venv/bin/python benchmarks/bench_server.py --quick            # every mode, tiny, a few seconds each
     .venv/bin/python benchmarks/bench_server.py --mode idle-scale --matches 5000 --spectators 2
     .venv/bin/python benchmarks/bench_server.py --mode saturation --spectators 0 1 --runs 3   # alternating, with the ratio
+    .venv/bin/python benchmarks/bench_server.py --mode quick-match [--players 10000] [--rate 50]   # issue 20: bench_quick_match.py
 
 Each run is a fresh process (``--run-one``, Twisted's reactor runs once per process) holding the
 load generator (``server_bots.py``: N bot pairs, 2N TCP connections, legal moves chosen from each
@@ -292,6 +293,13 @@ def config_for(mode: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, str(HERE))
+    from bench_quick_match import main as quick_match
+    from bench_quick_match import quick_match_args
+
+    quick_match_argv = quick_match_args(sys.argv[1:] if argv is None else argv)
+    if quick_match_argv is not None:  # --mode quick-match: benchmarks/bench_quick_match.py, its own options
+        return quick_match(quick_match_argv)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mode", choices=[*REPORTS, "all"], default=None)
     parser.add_argument("--quick", action="store_true", help="tiny loads, a few seconds per mode (smoke run)")

@@ -36,8 +36,11 @@ something happened to — not the whole queue. Measured with 10,000 waiting in
 benchmarks/bench_quick_match.py (docs/PERFORMANCE.md, "Quick match (issue 20)"). Penalised
 waiters wait apart (a heap by penalty end) until their penalty is over. A waiter whose reach is
 already "anyone" but whose window holds nobody it may meet (only its own address, or its last
-opponent) scans the whole list, at most once per ``recheck`` seconds; the server's limit of
-connections per address keeps such clusters far smaller than the window.
+opponent) scans the whole list if anyone of another address waits at all (again at most once per
+``recheck`` seconds), else *sleeps*: no wake, and every examination also considers the
+``window`` oldest sleepers (they accept anyone), so a newcomer of another address meets one at
+once. The server's limit of connections per address keeps such clusters far smaller than the
+window anyway.
 """
 
 from __future__ import annotations
@@ -45,9 +48,10 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from itertools import islice
 
 ANY = math.inf
 """The reach of a waiter who has waited ``any_after`` seconds: any opponent."""
@@ -133,6 +137,8 @@ class QuickMatchQueue:
         self.policy = policy
         self._entries: dict[str, _Entry] = {}
         self._sorted: list[tuple[float, int, str]] = []
+        self._per_address: Counter[str] = Counter()  # eligible waiters (in the sorted list) per address
+        self._sleepers: dict[str, None] = {}  # at "anyone" with nobody to meet: every examination considers them
         self._wakes: list[tuple[float, int, str]] = []  # (time, sequence, player): lazy, checked on pop
         self._parked: list[tuple[float, int, str]] = []  # (penalty_until, sequence, player)
         self._dirty: set[str] = set()
@@ -261,6 +267,7 @@ class QuickMatchQueue:
         candidate it may now be, wake no later than their reach will cover it."""
         index = bisect.bisect_left(self._sorted, entry.key)
         self._sorted.insert(index, entry.key)
+        self._per_address[entry.who.address] += 1
         self._dirty.add(entry.who.player)
         for step in (-1, 1):
             j = index + step
@@ -278,9 +285,13 @@ class QuickMatchQueue:
     def _remove(self, entry: _Entry) -> None:
         del self._entries[entry.who.player]
         self._dirty.discard(entry.who.player)
+        self._sleepers.pop(entry.who.player, None)
         if not entry.parked:
             index = bisect.bisect_left(self._sorted, entry.key)
             del self._sorted[index]
+            self._per_address[entry.who.address] -= 1
+            if not self._per_address[entry.who.address]:
+                del self._per_address[entry.who.address]
         if len(self._entries) == 2:
             # "While anyone else is waiting" no longer holds: two last opponents may now meet.
             self._dirty.update(self._entries)
@@ -328,11 +339,21 @@ class QuickMatchQueue:
                     best, best_rank = other, rank
             else:
                 nearest = min(nearest, distance)
+        for player in islice(self._sleepers, self.policy.window):  # the oldest sleepers accept anyone
+            other = self._entries[player]
+            rank = (other.who.since, abs(other.who.rating - entry.who.rating), other.key[1])
+            if rank < best_rank and self._may_meet(entry, other):
+                best, best_rank = other, rank
         if best is None and reach == ANY:
-            # Anyone will do, but nobody in the window may meet it: the closest one in the whole list.
-            best = next((other for other, _ in self._around(entry, len(self._sorted)) if self._may_meet(entry, other)), None)
+            # Anyone will do, but nobody in the window may meet it: the closest one in the whole list,
+            # if anyone of another address waits at all; else it sleeps until one joins.
+            strangers = len(self._sorted) - (1 if self.policy.allow_same_address else self._per_address[entry.who.address])
+            if strangers > 0:
+                best = next((o for o, _ in self._around(entry, len(self._sorted)) if self._may_meet(entry, o)), None)
             if best is None:
-                self._set_wake(entry, now + self.policy.recheck)
+                self._sleepers[entry.who.player] = None
+                if strangers > 0:  # only last opponents around: look again in a while
+                    self._set_wake(entry, now + self.policy.recheck)
         elif best is None:  # when its reach covers the nearest candidate (or becomes "anyone"), never in the past
             self._set_wake(entry, max(self._time_to_reach(entry, nearest), now + MIN_WAKE))
         return best

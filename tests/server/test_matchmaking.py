@@ -357,3 +357,19 @@ def test_nobody_waits_past_any_after_when_someone_else_may_meet_them(players: li
         q.pair(float(i))
     q.pair(len(players) - 1 + POLICY.any_after)
     assert len(q) <= 1
+
+
+def test_a_crowd_of_one_address_meets_a_stranger_at_once() -> None:
+    """100 connections of one address (more than the window) wait past 60 s with nobody else: a
+    newcomer of that address still meets nobody; one of another address, however far in rating,
+    meets the longest waiter of them at once."""
+    q = QuickMatchQueue(POLICY)
+    for i in range(100):
+        q.join(_w(f"c{i}", 1000.0 + 10.0 * i, since=i * 0.01, address="crowd"))
+    assert q.pair(1.0) == []
+    assert q.pair(61.0) == []
+    assert q.next_wake() is None  # all asleep: nothing changes by itself
+    q.join(_w("more", 1500.0, since=61.0, address="crowd"))
+    assert q.pair(61.0) == []
+    q.join(_w("stranger", 3000.0, since=62.0, address="elsewhere"))
+    assert _names(q.pair(62.0)) == [("c0", "stranger")]
