@@ -545,7 +545,7 @@ class OnlineClient:
             case RematchStatus():
                 self.opponent.rematch_me, self.opponent.rematch_opponent = msg.me, msg.opponent
             case RoomClosed():
-                if not self.players.room_closed():  # a quick match's room says why itself
+                if not self.players.room_closed(msg.room):  # a quick match's room says why itself
                     self.forget_seat()
                     self.notice = ("online.error.room_closed", ())
             case ServerClosing():

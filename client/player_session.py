@@ -221,8 +221,8 @@ class PlayerSession:
                 return False
         return True
 
-    def room_closed(self) -> bool:
-        return self.queue.room_closed()
+    def room_closed(self, room: str) -> bool:
+        return self.queue.room_closed(room)
 
     def match_started(self) -> None:
         self.queue.match_started()
@@ -270,6 +270,7 @@ class QuickQueue:
         self.matched: Matched | None = None
         self.confirm_until: float | None = None  # local clock
         self.notice: str | None = None  # a catalog key: what just happened
+        self.dissolved: str | None = None  # the matched room a ``queue`` message already said was dissolved
 
     def start(self) -> None:
         """Join the queue (the screen made sure of the identity first)."""
@@ -328,9 +329,13 @@ class QuickQueue:
         if self.state in (Quick.JOINING, Quick.SEARCHING, Quick.LEAVING):
             self._idle()
 
-    def room_closed(self) -> bool:
-        """``room_closed`` for the matched room: ``True`` when it was the quick match's (said here)."""
-        if self.state not in (Quick.MATCHED, Quick.CONFIRMED):
+    def room_closed(self, room: str) -> bool:
+        """``room_closed`` for the matched room: ``True`` when it was the quick match's (said here),
+        whether it comes before or after the ``queue`` message that says why."""
+        if room == self.dissolved:
+            self.dissolved = None
+            return True
+        if self.state not in (Quick.MATCHED, Quick.CONFIRMED) or self.matched is None or room != self.matched.room:
             return False
         confirmed = self.state is Quick.CONFIRMED
         self.session.forget_seat()
@@ -350,6 +355,7 @@ class QuickQueue:
         now = self.session.clock()
         if msg.status == "waiting":
             if self.state in (Quick.MATCHED, Quick.CONFIRMED):  # the opponent did not confirm
+                self.dissolved = None if self.matched is None else self.matched.room
                 if self.session.seated:
                     self.session.forget_seat()
                 self.matched = None
@@ -364,8 +370,10 @@ class QuickQueue:
                 self.search_since = now
             return
         if msg.reason == "not_ready":  # this seat did not confirm
-            if self.session.seated and self.matched is not None and self.session.room_code == self.matched.room:
-                self.session.forget_seat()
+            if self.matched is not None:
+                self.dissolved = self.matched.room
+                if self.session.seated and self.session.room_code == self.matched.room:
+                    self.session.forget_seat()
             self._idle()
             self.notice = "quick.you_not_ready"
         elif self.state is not Quick.IDLE:

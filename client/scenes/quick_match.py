@@ -28,6 +28,7 @@ import pygame
 from mineduel.client.player_key import KeyState
 from mineduel.client.player_session import PlayerSession, Quick, QuickSnapshot
 from mineduel.client.scenes.base import Context, Scene
+from mineduel.client.scenes.game import GameScene
 from mineduel.client.scenes.popups import ConfirmPopup
 from mineduel.client.scenes.profile_keys import ImportKeyPopup
 from mineduel.client.scenes.quick_match_lobby import reconnect_for_identity
@@ -147,6 +148,9 @@ class QuickMatchScene(Scene):
         self.wanted = False
         self.close()
         self.lobby.play_cpu()
+        top = self.ctx.stack.top
+        if isinstance(top, GameScene) and top.controller is None and self.ctx.stack.popup is None:
+            top.session.restart(top)  # no CPU match to go back to: the start popup (difficulty, Start)
 
     def ready(self) -> None:
         players = self.players
