@@ -54,6 +54,8 @@ RECENT = 20
 """Rated matches in a profile (§17)."""
 LEADERBOARD = 100
 """Players in the leaderboard's ``top`` (§17)."""
+BOARD_TTL = 1.0
+"""Seconds the top 100 is reused for every ``get_leaderboard`` (one query a second, however many ask)."""
 _REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 """Unicode categories a name may not hold: controls, invisible formatting (bidirectional
 overrides, zero-width characters), surrogates, private use, unassigned, line and paragraph breaks."""
@@ -171,6 +173,7 @@ class Players:
         # Players whose quick-match game ended by their disconnection: penalised by the queue
         # (server/quickmatch.py) at its next pairing.
         self.quick_leavers: list[str] = []
+        self._board: tuple[float, list[m.LeaderboardEntry]] | None = None  # (read at, top 100)
 
     # ----- lookups -------------------------------------------------------------------------------
     def of(self, peer: int) -> Player | None:
@@ -188,8 +191,17 @@ class Players:
             found = None if row is None else self._keep(Player.from_row(row))
         return found
 
+    def peek(self, player: str) -> Player | None:
+        """The player with this public id, to *show* it (a profile): the loaded one, or a copy read
+        from the database that is not kept — reading profiles must not fill the memory."""
+        found = self.by_id.get(player)
+        if found is None:
+            row = self.storage.player_by_id(player)
+            found = None if row is None else Player.from_row(row)
+        return found
+
     def by_public(self, player: str) -> Player | None:
-        """The player with this public id (loaded, or read from the database)."""
+        """The player with this public id (loaded, or read from the database and kept: to change it)."""
         found = self.by_id.get(player)
         if found is None:
             row = self.storage.player_by_id(player)
@@ -309,18 +321,24 @@ class Players:
     def profile(self, player: Player, rid: m.RequestId | None) -> m.Profile:
         recent = []
         for r in self.storage.recent_results(player.player, RECENT):
-            opponent = self.by_public(r.opponent)
+            opponent = self.peek(r.opponent)
             recent.append(m.RecentResult(r.match_id, opponent.display if opponent is not None else f"?#{r.opponent[:4]}",
                                          r.result, round(r.after - r.before, 1), round(r.at, 3)))
         return m.Profile(player.player, player.display, player.rating_info(), player.games, player.wins,
                          player.losses, player.draws, recent, rid)
 
-    def leaderboard(self, me: Player | None, rid: m.RequestId | None) -> m.Leaderboard:
+    def leaderboard(self, me: Player | None, rid: m.RequestId | None, now: float) -> m.Leaderboard:
+        """The top 100 (read at most once per :data:`BOARD_TTL` seconds: every asker shares it) and
+        the asker's place (read each time)."""
         bound = glicko2.RANKED_DEVIATION
-        top = [
-            m.LeaderboardEntry(rank, row.player, f"{row.name}#{row.player[:4]}", round(row.rating, 1), row.games)
-            for rank, row in enumerate(self.storage.leaderboard(LEADERBOARD, bound), 1)
-        ]
+        cached = self._board
+        if cached is None or not cached[0] <= now < cached[0] + BOARD_TTL:
+            top = [
+                m.LeaderboardEntry(rank, row.player, f"{row.name}#{row.player[:4]}", round(row.rating, 1), row.games)
+                for rank, row in enumerate(self.storage.leaderboard(LEADERBOARD, bound), 1)
+            ]
+            self._board = cached = (now, top)
+        top = cached[1]
         mine = None
         if me is not None:
             rank = self.storage.rank_of(me.player, bound)

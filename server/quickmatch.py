@@ -64,7 +64,7 @@ class QuickMatch:
 
     # ----- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
-        loop = LoopingCall(self.pair_now)
+        loop = LoopingCall(self._tick)
         loop.clock = self.clock
         loop.start(self.config.quick_pair_interval, now=False).addErrback(lambda f: log.failure("pairing failed", f))
         self._loop = loop
@@ -127,7 +127,13 @@ class QuickMatch:
     # ----- pairing -------------------------------------------------------------------------------------
     def _pair_soon(self) -> None:
         if self._soon is None or not self._soon.active():
-            self._soon = self.clock.callLater(0, self.pair_now)
+            self._soon = self.clock.callLater(0, self._tick)
+
+    def _tick(self) -> None:
+        try:
+            self.pair_now()
+        except Exception:  # noqa: BLE001 - logged; the pairing loop must go on
+            log.failure("quick-match pairing failed")
 
     def pair_now(self) -> None:
         """Pair whoever may meet now; each pair gets its rated room (and penalties due are counted)."""

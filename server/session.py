@@ -533,13 +533,13 @@ class ServerCore:
                 if found is None:
                     raise ProtocolError(ErrorCode.IDENTIFY_REQUIRED, "identify first, or name a player")
             else:
-                found = players.by_public(req.player)
+                found = players.peek(req.player)
                 if found is None:
                     raise ProtocolError(ErrorCode.NOT_FOUND, f"no player {req.player}")
             self.outbox.send(pid, players.profile(found, rid))
             return
         else:
-            self.outbox.send(pid, players.leaderboard(players.of(pid), rid))
+            self.outbox.send(pid, players.leaderboard(players.of(pid), rid, rooms.now()))
             return
         self.outbox.send(pid, m.Ok(req.TYPE.value, rid))
 

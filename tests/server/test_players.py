@@ -375,3 +375,20 @@ def test_the_server_options(tmp_path: Path) -> None:
         parse_args(["--name-deny-file", str(tmp_path / "missing.txt")])
     with pytest.raises(SystemExit):
         parse_args(["--quick-gap-per-second", "0"])
+
+
+def test_reading_profiles_keeps_nothing_in_memory_and_the_top_is_shared_for_a_second() -> None:
+    """A flood of get_profile cannot fill the server's memory with players (they are read, shown,
+    dropped); the leaderboard's top is read at most once a second, a new row shows after it."""
+    h = Harness()
+    rows = [_row(n, 1700.0 + n, 60.0) for n in range(1, 6)]
+    h.storage.commit(Write(players=rows))
+    c = h.connect()
+    for row in rows:
+        assert c.send(type="get_profile", player=row.player)[0]["type"] == "profile"
+    assert h.rooms.players.by_key == {}
+    assert len(c.send(type="get_leaderboard")[0]["top"]) == 5
+    h.storage.commit(Write(players=[_row(9, 1600.0, 60.0)]))
+    assert len(c.send(type="get_leaderboard")[0]["top"]) == 5  # the same second: shared
+    h.advance(1.0)
+    assert len(c.send(type="get_leaderboard")[0]["top"]) == 6
