@@ -36,7 +36,15 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
         help=f"UDP discovery port (default {names.DEFAULT_UDP_PORT}; 0 picks one)",
     )
     parser.add_argument("--no-discovery", action="store_true", help="do not answer LAN discovery")
-    parser.add_argument("--db", default=None, help=f"SQLite database path (default {default_db_path()})")
+    parser.add_argument(
+        "--db", default=None,
+        help=f"SQLite database path (default {default_db_path()}), or a PostgreSQL database as "
+        "postgresql://USER@HOST/NAME (needs mine-duel[postgres]; docs/HOSTING.md)",
+    )
+    parser.add_argument(
+        "--node", default=None,
+        help="with --db postgresql://: this server's name among those sharing the database (default: the host name)",
+    )
     parser.add_argument(
         "--db-sync", default="FULL", choices=["FULL", "NORMAL", "EXTRA"],
         help="SQLite synchronous mode (FULL: every accepted action survives power loss)",
@@ -168,6 +176,7 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
         udp_port=None if args.no_discovery else args.udp_port,
         db=args.db,
         db_sync=args.db_sync,
+        node=args.node,
         commit_thread=args.commit_thread,
         name=args.name,
         public_host=args.public_host,

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
+from mineduel.server.cluster import OwnershipLost
 from mineduel.server.storage import Blob, PlayerRow, RatedResult, Storage, Write
 from mineduel.shared.wire.messages import ServerMessage
 
@@ -403,7 +404,12 @@ class CommitQueue:
         took = time.perf_counter() - self._inflight_started
         if error is not None:
             self.failures += 1
-            if self.healthy:
+            if isinstance(error, OwnershipLost):
+                # Not a sick database: another node took these rooms (docs/CLUSTER.md). The batch
+                # is undone and the rooms dropped; requests go on being served.
+                log.warn("rooms_taken_over rooms={rooms} batch_rooms={count}: the batch is undone, those rooms dropped",
+                         rooms=",".join(sorted(error.rooms)), count=len(batch.rooms))
+            elif self.healthy:
                 self.healthy = False
                 self._unhealthy_since = time.monotonic()
                 log.failure(

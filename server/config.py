@@ -28,6 +28,8 @@ class Config:
     udp_port: int | None = names.DEFAULT_UDP_PORT  # None: no LAN discovery
     db: str | None = None  # None: default_db_path(); ":memory:" for a throw-away server
     db_sync: str = "FULL"
+    # This server's name among the nodes sharing a PostgreSQL database (docs/CLUSTER.md); None: the host name.
+    node: str | None = None
     # Commit on a worker thread (server/commits.py ThreadedWriter). Off by default: measured on
     # a quiet disk, committing on the loop's thread costs less CPU per action (GIL hand-offs);
     # on a slow disk (fsync of several ms) the thread keeps the loop responsive.

@@ -17,6 +17,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from mineduel.server import descriptors
+from mineduel.server.cluster import is_postgres_dsn
 from mineduel.server.commits import ThreadedWriter
 from mineduel.server.config import Config, default_db_path
 from mineduel.server.discovery import MAX_LISTED, DiscoveryServer
@@ -140,6 +141,12 @@ def _listen_now(endpoint: Any, factory: ServerFactory, spec: ListenSpec) -> ILis
 
 def open_storage(config: Config) -> Storage:
     path = config.db if config.db is not None else default_db_path()
+    if is_postgres_dsn(path):  # issue 21: docs/CLUSTER.md
+        try:
+            from mineduel.server.storage_pg import PostgresStorage
+        except ImportError as exc:
+            raise RuntimeError(f"--db postgresql://… needs psycopg: pip install 'mine-duel[postgres]' ({exc})") from exc
+        return PostgresStorage(path, node=config.node)
     return SQLiteStorage(path, synchronous=config.db_sync)
 
 

@@ -23,10 +23,12 @@ def _player(n: int, rating: float, deviation: float) -> PlayerRow:
     return PlayerRow(f"{n:064x}", f"{n:016x}", f"P{n}", rating, deviation, 0.09, n, n, 0, 0, 1.0, 2.0)
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "memory", "postgres"])
 def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
     if request.param == "sqlite":
         return SQLiteStorage(tmp_path / "p.db")
+    if request.param == "postgres":  # issue 21: tests/server/conftest.py (closed after the test)
+        return request.getfixturevalue("pg_storage")
     return MemoryStorage()
 
 
@@ -117,3 +119,35 @@ def test_a_schema_1_file_is_migrated(tmp_path: Path) -> None:
     con.close()
     with pytest.raises(RuntimeError, match="schema 3"):
         SQLiteStorage(future)
+
+
+SCHEMA_1_FILE = Path(__file__).resolve().parents[1] / "support" / "data" / "schema1_server.sqlite3.gz"
+"""A database written by the schema 1 server (server/storage.py before issue 20): a finished
+match (record a6058a00581a22b2, room 965CXJ) and a room PXS27J with two seats waiting."""
+WAITING_TOKEN = "39f3c3e693114351dcbed407e3e6b605b99e8306dda748a61e029a8a3f415b02"
+
+
+def test_a_database_made_by_the_schema_1_server_is_migrated_and_served(tmp_path: Path) -> None:
+    """The old server's file opens as schema 2: its rooms are restored and resumed, its record is
+    served, and players are stored in it from then on (and again after another restart)."""
+    import gzip
+
+    from support.harness import Harness
+    from support.players import identify
+
+    path = tmp_path / "old.sqlite3"
+    path.write_bytes(gzip.decompress(SCHEMA_1_FILE.read_bytes()))
+    storage = SQLiteStorage(path)
+    assert storage.meta("schema") == "2"
+    h = Harness(storage=storage)
+    h.rooms.restore_all()
+    h.advance(0)
+    c = h.connect()
+    replies = c.send(type="resume", room="PXS27J", token=WAITING_TOKEN)
+    assert replies[0]["type"] == "joined" and "rated" not in replies[1]
+    assert c.send(type="get_record", match_id="a6058a00581a22b2")[0]["type"] == "record"
+    player = identify(h.connect("10.0.0.9"), 1, "Ann")
+    storage.close()
+    again = SQLiteStorage(path)
+    assert again.player_by_id(player["player"]) is not None
+    again.close()

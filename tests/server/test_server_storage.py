@@ -1,4 +1,8 @@
-"""Durability: SQLite storage, restore after a crash, deadlines re-armed with the time left (O5, O6, O12)."""
+"""Durability: SQLite storage, restore after a crash, deadlines re-armed with the time left (O5, O6, O12).
+
+The storage contract and the restart tests run on every storage (``backend``: SQLite, memory
+and PostgreSQL, issue 21); tests/server/test_storage_pg.py has PostgreSQL's own (ownership).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,50 @@ from support.harness import START, Harness
 from twisted.internet.task import Clock
 
 from mineduel.server import rooms as rooms_module
-from mineduel.server.storage import MemoryStorage, SQLiteStorage, Write, check_storage
+from mineduel.server.storage import MemoryStorage, SQLiteStorage, Storage, Write, check_storage
+
+
+class Backend:
+    """One kind of storage the same tests run on (SQLite, memory, PostgreSQL: issue 21).
+
+    :meth:`open` is what a server process opens at start, on the same data each time (a new
+    SQLite connection to the file, a new PostgreSQL connection as the same node, the same memory
+    object); :meth:`crash` is the process dying: nothing more written, no clean close.
+    """
+
+    def __init__(self, kind: str, request: pytest.FixtureRequest, tmp_path) -> None:
+        self.kind = kind
+        self.path = tmp_path / "s.db"
+        self.memory = MemoryStorage()
+        self.pg_open = request.getfixturevalue("pg_open") if kind == "postgres" else None
+
+    def open(self) -> Storage:
+        if self.kind == "sqlite":
+            return SQLiteStorage(self.path)
+        if self.kind == "memory":
+            return self.memory
+        return self.pg_open()
+
+    def crash(self, storage) -> None:
+        if self.kind == "sqlite":
+            storage.close()  # SQLite keeps nothing open that a crash would leave behind
+        elif self.kind == "postgres":
+            storage._db.close()  # the connection just drops: the node's lease is not ended
+
+    def duplicate(self) -> type[BaseException]:
+        """What a commit repeating a stored action's key raises."""
+        if self.kind == "sqlite":
+            return sqlite3.IntegrityError
+        if self.kind == "memory":
+            return ValueError
+        import psycopg
+
+        return psycopg.errors.UniqueViolation
+
+
+@pytest.fixture(params=["sqlite", "memory", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path) -> Backend:
+    return Backend(request.param, request, tmp_path)
 
 
 def _restart(h: Harness, storage, downtime: float, **config) -> Harness:
@@ -39,9 +86,47 @@ def test_sqlite_storage_round_trips_and_is_atomic(tmp_path):
     db.close()
 
 
-def test_restart_restores_the_match_exactly_and_rearms_the_time_that_was_left(tmp_path):
+def test_every_storage_commits_all_or_nothing(backend):
+    """Storage contract (SQLite, memory, PostgreSQL): a committed write is read back as written;
+    a write that fails (a stored action's key again) leaves nothing of itself, rooms, actions
+    and meta alike, and the storage goes on working."""
+    db = backend.open()
+    check_storage(db)
+    room = {"match": {"id": "m"}, "owner": "tag-a", "x": [1, "é"]}
+    db.commit(Write(rooms={"ABC234": room}, actions=[("m", 0, {"a": 0})], meta={"clock": "5.0"}))
+    with pytest.raises(backend.duplicate()):
+        db.commit(Write(rooms={"ZZZZZZ": {"match": None}}, actions=[("m", 1, {}), ("m", 0, {})], meta={"clock": "6.0"}))
+    assert db.room_codes() == ["ABC234"]
+    assert db.load_room("ABC234") == (room, [{"a": 0}])
+    assert db.meta("clock") == "5.0" and db.meta("nothing") is None
+    db.commit(Write(actions=[("m", 1, {"a": 1})], meta={"clock": "7.0"}))
+    assert db.load_room("ABC234") == (room, [{"a": 0}, {"a": 1}])
+    assert db.room_owners() == {"ABC234": "tag-a"} and db.load_room("NOROOM") is None
+    db.commit(Write(drop_actions=["m"], rooms={"ABC234": {"match": {"id": "n"}}}))
+    assert db.load_room("ABC234") == ({"match": {"id": "n"}}, [])
+    db.commit(Write(rooms={"ABC234": None}))
+    assert db.room_codes() == [] and db.load_room("ABC234") is None
+    backend.crash(db)
+
+
+def test_every_storage_keeps_purges_and_bounds_results(backend):
+    """Results (O15): read back by match id, counted, purged by end time, bounded newest first."""
+    db = backend.open()
+    db.commit(Write(results=[(f"m{i}", "ROOMAA", 100.0 + i, f"record {i}") for i in range(6)]))
+    assert db.load_result("m3") == "record 3" and db.load_result("m9") is None
+    assert db.result_count() == 6
+    db.commit(Write(results=[("m3", "ROOMAA", 103.0, "record 3 again")]))  # stored again: replaced
+    assert db.load_result("m3") == "record 3 again" and db.result_count() == 6
+    db.commit(Write(purge_results_before=102.0))
+    assert db.result_count() == 4 and db.load_result("m1") is None
+    db.commit(Write(keep_results=2))
+    assert [db.load_result(f"m{i}") is not None for i in range(2, 6)] == [False, False, True, True]
+    backend.crash(db)
+
+
+def test_restart_restores_the_match_exactly_and_rearms_the_time_that_was_left(backend):
     """O5/O6: after a crash and 1000 s downtime the match state is identical and the turn has the seconds it had left."""
-    storage = SQLiteStorage(tmp_path / "m.db")
+    storage = backend.open()
     h = Harness(storage=storage)
     first, second = h.start()
     first.send(type="explore", cell=[0, 0])
@@ -55,9 +140,9 @@ def test_restart_restores_the_match_exactly_and_rearms_the_time_that_was_left(tm
     snapshot = match.state.snapshot()
     left = match.deadline - h.rooms.now()
     assert left == 12.0
-    storage.close()  # the process dies: no shutdown message, no further writes
+    backend.crash(storage)  # the process dies: no shutdown message, no further writes
 
-    storage2 = SQLiteStorage(tmp_path / "m.db")
+    storage2 = backend.open()
     h2 = _restart(h, storage2, downtime=1000.0)
     room = h2.rooms.rooms[first.room]
     assert room.match.state.snapshot() == snapshot
@@ -75,12 +160,12 @@ def test_restart_restores_the_match_exactly_and_rearms_the_time_that_was_left(tm
     assert room.match.state.to_move == 0
     h2.advance(0.1)
     assert room.match.state.to_move == 1 and room.match.actions[-1]["type"] == "timeout"
-    storage2.close()
+    backend.crash(storage2)
 
 
-def test_restart_keeps_a_running_grace_and_the_fair_stream_position(tmp_path):
+def test_restart_keeps_a_running_grace_and_the_fair_stream_position(backend):
     """O12/R2: a seat already away keeps the grace it had left; the next auto-move is the stream's next pick."""
-    storage = SQLiteStorage(tmp_path / "g.db")
+    storage = backend.open()
     h = Harness(storage=storage)
     first, second = h.start()
     h.advance(20)  # auto explore for the first player
@@ -88,8 +173,8 @@ def test_restart_keeps_a_running_grace_and_the_fair_stream_position(tmp_path):
     h.advance(30)  # second's grace: 90 s left
     h.rooms.tick()
     used = h.match(first).stream.consumed
-    storage.close()
-    h2 = _restart(h, SQLiteStorage(tmp_path / "g.db"), downtime=500)
+    backend.crash(storage)
+    h2 = _restart(h, backend.open(), downtime=500)
     room = h2.rooms.rooms[first.room]
     away = room.seat(room.match.players[1])
     assert away.grace - h2.rooms.now() == 90.0
@@ -160,16 +245,17 @@ def test_restore_runs_in_slices_and_a_pending_room_is_restored_on_demand(monkeyp
     assert max(slices) * cost < restore_slice + cost
 
 
-def test_server_clock_resumes_where_it_stopped():
+def test_server_clock_resumes_where_it_stopped(backend):
     """Server clock: after a restart the clock continues from the last written value, not from wall time."""
-    storage = MemoryStorage()
+    storage = backend.open()
     h = Harness(storage=storage)
     h.advance(10)
     h.rooms.tick()
     h.turn()
+    backend.crash(storage)
     clock = Clock()
     clock.advance(START + 10_000)
-    h2 = Harness(storage=storage, clock=clock)
+    h2 = Harness(storage=backend.open(), clock=clock)
     assert h2.rooms.now() == START + 10
 
 

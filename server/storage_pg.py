@@ -1,0 +1,453 @@
+"""PostgreSQL storage (issue 21): the :class:`~mineduel.server.storage.Storage` interface on a
+database that several server processes ("nodes") can share (docs/CLUSTER.md).
+
+Chosen by ``mine-duel-server --db postgresql://…`` (psycopg 3: ``pip install 'mine-duel[postgres]'``).
+It keeps every promise of :class:`~mineduel.server.storage.SQLiteStorage` — each
+:meth:`PostgresStorage.commit` is one transaction (one per group-commit batch), committed with
+PostgreSQL's defaults (``synchronous_commit=on``: on disk before the server is told) — and adds
+the base of the clustered mode:
+
+* ``nodes``: one lease per node, "now + 5 s" on the *database's* clock (no node's clock is
+  trusted), renewed by every commit (the server commits its clock every second) and ended at
+  once by a clean :meth:`close`.
+* ``rooms.owner`` / ``rooms.epoch``: the node serving a room and how many times it changed
+  hands. A node takes a room (:meth:`load_room`: epoch + 1) only if nobody owns it, it owned it
+  itself (a restart under the same ``--node``), or its owner's lease has run out. Every commit
+  first locks every room it touches and checks that this node still owns it *at the epoch it took
+  it*; if not, the whole commit is rolled back and :class:`~mineduel.server.cluster.OwnershipLost`
+  raised, so a node that was paused while another took its rooms can never store — and so never
+  show — anything for them (nothing is shown before its commit, server/commits.py).
+
+Actions carry a match id, not a room code: the storage remembers which room each match it loaded
+or wrote belongs to, so an action batch is fenced by its room's epoch too; an action for a match
+this node never saw is refused.
+
+The schema is created and migrated by the server (``MIGRATIONS``, its version in ``meta``
+under ``schema``), in one transaction under an advisory lock, so nodes starting together
+migrate once. Blobs are stored as ``text`` exactly as SQLite stores them (compact sorted JSON):
+byte-for-byte the same rows, no JSON parsing in the database on the hot path.
+
+A lost connection fails the commit it interrupts (nothing of it is applied, or — when the
+``COMMIT`` itself was cut — the server reloads what the database has, never showing the
+difference: server/session.py ``_commit_failed``); the next call opens a new connection.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from mineduel.server.cluster import LEASE_SECONDS, OwnershipLost
+from mineduel.server.storage import Blob, PlayerRow, RatedResult, Write, _dumps, _loads
+
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+_MIGRATION_LOCK = 0x6D696E6564756531  # "mineduel1": pg_advisory_xact_lock key of schema changes
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the tables of SQLiteStorage's schema 1.
+    """
+    CREATE TABLE IF NOT EXISTS rooms (code text PRIMARY KEY, data text NOT NULL);
+    CREATE TABLE IF NOT EXISTS actions (
+        match_id text NOT NULL, seq integer NOT NULL, data text NOT NULL, PRIMARY KEY (match_id, seq));
+    CREATE TABLE IF NOT EXISTS results (
+        match_id text PRIMARY KEY, room text NOT NULL, ended double precision NOT NULL, record text NOT NULL);
+    CREATE INDEX IF NOT EXISTS results_ended ON results (ended);
+    """,
+    # 2: ownership (issue 21): node leases, each room's owner and epoch. Rooms stored before have
+    # no owner (NULL): the first node to load one takes it.
+    """
+    CREATE TABLE IF NOT EXISTS nodes (
+        node text PRIMARY KEY, lease timestamptz NOT NULL, started timestamptz NOT NULL);
+    ALTER TABLE rooms ADD COLUMN IF NOT EXISTS owner text;
+    ALTER TABLE rooms ADD COLUMN IF NOT EXISTS epoch bigint NOT NULL DEFAULT 0;
+    CREATE INDEX IF NOT EXISTS rooms_owner ON rooms (owner);
+    """,
+    # 3: players and rated results (issue 20: SQLiteStorage's schema 2).
+    """
+    CREATE TABLE IF NOT EXISTS players (
+        key_hash text PRIMARY KEY, player text NOT NULL UNIQUE, name text NOT NULL,
+        rating double precision NOT NULL, deviation double precision NOT NULL,
+        volatility double precision NOT NULL, games integer NOT NULL, wins integer NOT NULL,
+        losses integer NOT NULL, draws integer NOT NULL, created double precision NOT NULL,
+        updated double precision NOT NULL);
+    CREATE INDEX IF NOT EXISTS players_board ON players (rating DESC, player COLLATE "C");
+    CREATE TABLE IF NOT EXISTS rated_results (
+        match_id text NOT NULL, player text NOT NULL, opponent text NOT NULL, result text NOT NULL,
+        before double precision NOT NULL, after double precision NOT NULL, at double precision NOT NULL,
+        PRIMARY KEY (match_id, player));
+    CREATE INDEX IF NOT EXISTS rated_results_player ON rated_results (player, at);
+    CREATE INDEX IF NOT EXISTS rated_results_pair ON rated_results (player, opponent, at);
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+"""This server's PostgreSQL schema (its own numbering: SQLite's is ``storage.SCHEMA_VERSION``)."""
+
+# The rooms a node may serve: its own, unowned ones, and those whose owner's lease ran out.
+_SERVABLE = "(r.owner IS NULL OR r.owner = %(node)s OR n.lease IS NULL OR n.lease <= now())"
+
+
+def default_node() -> str:
+    """This machine's name: one server per machine needs no ``--node``; several on one machine
+    (or one database) each need their own, or they take each other's rooms (safely, but in turn)."""
+    return socket.gethostname() or f"node-{os.getpid()}"
+
+
+def migrate(db: Connection) -> int:
+    """Bring the schema up to :data:`SCHEMA_VERSION` (one transaction, advisory lock); the version found."""
+    with db.transaction():
+        db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        db.execute("CREATE TABLE IF NOT EXISTS meta (key text PRIMARY KEY, value text NOT NULL)")
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        found = 0 if row is None else int(row[0])
+        if found > SCHEMA_VERSION:
+            raise RuntimeError(
+                f"database schema {found} is newer than this server's ({SCHEMA_VERSION}): upgrade the server"
+            )
+        for step in MIGRATIONS[found:]:
+            db.execute(step)  # constant SQL, several statements: allowed without parameters
+        db.execute(
+            "INSERT INTO meta VALUES ('schema', %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            (str(SCHEMA_VERSION),),
+        )
+    return found
+
+
+class PostgresStorage:
+    """The storage interface on PostgreSQL, as node ``node`` of a cluster (docs/CLUSTER.md)."""
+
+    def __init__(self, dsn: str, *, node: str | None = None, lease_seconds: float = LEASE_SECONDS,
+                 connect_timeout: float = 10.0) -> None:
+        self.dsn = dsn
+        self.path = _redact(dsn)  # what the server logs as its database (no password)
+        self.node = node or default_node()
+        self.lease_seconds = lease_seconds
+        self.connect_timeout = connect_timeout
+        self._held: dict[str, int] = {}  # room code -> the epoch at which this node took it
+        self._match_room: dict[str, str] = {}  # match id -> its room (actions are fenced by it)
+        self._room_match: dict[str, str] = {}  # room code -> the match noted for it (to forget it)
+        self._db: Connection | None = None
+        try:
+            db = self._connection()
+            migrate(db)
+            with db.transaction():
+                self._renew(db)  # also the write probe: a server that cannot store must not start
+        except psycopg.Error as exc:
+            self.close()
+            raise RuntimeError(f"{self.path}: cannot open the database ({exc})") from exc
+        except BaseException:
+            self.close()
+            raise
+
+    # ----- connection --------------------------------------------------------------------------------
+    def _connection(self) -> Connection:
+        """The open connection, or a new one if there is none or it broke (a lost server, a restart)."""
+        db = self._db
+        if db is None or db.closed or db.broken:
+            if db is not None:
+                db.close()
+            self._db = None
+            db = psycopg.connect(self.dsn, autocommit=True, connect_timeout=max(1, int(self.connect_timeout)),
+                                 application_name=f"mine-duel-server {self.node}"[:63])
+            self._db = db
+        return db
+
+    def _read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
+        """A read in autocommit; once retried on a fresh connection if the old one was lost."""
+        try:
+            return self._connection().execute(sql, params).fetchall()
+        except psycopg.OperationalError:
+            if self._db is not None and not self._db.broken:
+                raise
+            return self._connection().execute(sql, params).fetchall()
+
+    def _renew(self, db: Connection) -> None:
+        db.execute(
+            "INSERT INTO nodes VALUES (%(node)s, now() + make_interval(secs => %(lease)s), now()) "
+            "ON CONFLICT (node) DO UPDATE SET lease = EXCLUDED.lease",
+            {"node": self.node, "lease": self.lease_seconds},
+        )
+
+    def renew(self) -> None:
+        """Renew this node's lease now (every commit does it too)."""
+        db = self._connection()
+        with db.transaction():
+            self._renew(db)
+
+    # ----- writing -----------------------------------------------------------------------------------
+    def commit(self, write: Write) -> None:
+        """One transaction: renew the lease, lock and check every touched room, write; or roll back."""
+        db = self._connection()
+        new_rooms = {c for c, blob in write.rooms.items() if blob is not None and c not in self._held}
+        with db.transaction():
+            self._renew(db)
+            self._fence(db, write, new_rooms)
+            self._write(db, write, new_rooms)
+        self._landed(write, new_rooms)
+
+    def _touched(self, write: Write) -> tuple[set[str], set[str]]:
+        """The rooms a write changes, and the match ids among its actions whose room is unknown."""
+        codes = set(write.rooms)
+        codes.update(room for _, room, _, _ in write.results)
+        unknown: set[str] = set()
+        written_matches = {
+            blob["match"]["id"]: code for code, blob in write.rooms.items()
+            if blob is not None and isinstance(blob.get("match"), dict)
+        }
+        for match_id in {m for m, _, _ in write.actions} | set(write.drop_actions):
+            code = written_matches.get(match_id) or self._match_room.get(match_id)
+            if code is not None:
+                codes.add(code)
+            elif match_id not in write.drop_actions:
+                unknown.add(match_id)
+        return codes, unknown
+
+    def _fence(self, db: Connection, write: Write, new_rooms: set[str]) -> None:
+        """Lock every room the write touches; raise :class:`OwnershipLost` unless each is still
+        this node's at the epoch it took it (or is a new room nobody has)."""
+        codes, unknown = self._touched(write)
+        if unknown:
+            raise RuntimeError(f"actions of matches this node never loaded: {', '.join(sorted(unknown))}")
+        if not codes:
+            return
+        rows = db.execute(
+            "SELECT code, owner, epoch FROM rooms WHERE code = ANY(%s) ORDER BY code FOR UPDATE", (sorted(codes),)
+        ).fetchall()
+        found = {code: (owner, epoch) for code, owner, epoch in rows}
+        lost: set[str] = set()
+        for code in codes:
+            held = self._held.get(code)
+            row = found.get(code)
+            if held is not None:
+                if row != (self.node, held):
+                    lost.add(code)
+            elif code in new_rooms:
+                if row is not None:  # a code another node (or a restart) already stored
+                    lost.add(code)
+            elif row is not None:  # a deletion or result for a room this node does not hold
+                lost.add(code)
+        if lost:
+            for code in lost:
+                self._held.pop(code, None)
+            raise OwnershipLost(frozenset(lost))
+
+    def _write(self, db: Connection, write: Write, new_rooms: set[str]) -> None:
+        if write.meta:
+            db.cursor().executemany(
+                "INSERT INTO meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                list(write.meta.items()),
+            )
+        for match in write.drop_actions:
+            db.execute("DELETE FROM actions WHERE match_id = %s", (match,))
+        deleted = [code for code, blob in write.rooms.items() if blob is None and code in self._held]
+        if deleted:
+            db.execute("DELETE FROM rooms WHERE code = ANY(%s)", (deleted,))
+        updated = [(_dumps(blob), code) for code, blob in write.rooms.items() if blob is not None and code not in new_rooms]
+        if updated:
+            db.cursor().executemany("UPDATE rooms SET data = %s WHERE code = %s", updated)
+        if new_rooms:
+            db.cursor().executemany(
+                "INSERT INTO rooms (code, data, owner, epoch) VALUES (%s, %s, %s, 1)",
+                [(code, _dumps(write.rooms[code]), self.node) for code in sorted(new_rooms)],
+            )
+        if write.actions:
+            with db.cursor().copy("COPY actions (match_id, seq, data) FROM STDIN") as copy:
+                for m, s, a in write.actions:
+                    copy.write_row((m, s, _dumps(a)))
+        if write.results:
+            db.cursor().executemany(
+                "INSERT INTO results VALUES (%s, %s, %s, %s) ON CONFLICT (match_id) DO UPDATE SET "
+                "room = EXCLUDED.room, ended = EXCLUDED.ended, record = EXCLUDED.record",
+                write.results,
+            )
+        if write.players:
+            db.cursor().executemany(
+                f"INSERT INTO players ({_PLAYER_COLUMNS}) VALUES ({', '.join(['%s'] * 12)}) ON CONFLICT (key_hash) "
+                f"DO UPDATE SET {', '.join(f'{c} = EXCLUDED.{c}' for c in _PLAYER_COLUMNS.split(', ')[1:])}",
+                [_player_values(p) for p in write.players],
+            )
+        if write.rated_results:
+            db.cursor().executemany(
+                f"INSERT INTO rated_results ({_RESULT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (match_id, player) DO UPDATE SET opponent = EXCLUDED.opponent, result = EXCLUDED.result, "
+                "before = EXCLUDED.before, after = EXCLUDED.after, at = EXCLUDED.at",
+                [(r.match_id, r.player, r.opponent, r.result, r.before, r.after, r.at) for r in write.rated_results],
+            )
+        if write.purge_results_before is not None:
+            db.execute("DELETE FROM results WHERE ended < %s", (write.purge_results_before,))
+        if write.keep_results is not None:
+            db.execute(
+                "DELETE FROM results WHERE match_id IN "
+                "(SELECT match_id FROM results ORDER BY ended DESC, match_id COLLATE \"C\" DESC OFFSET %s)",
+                (write.keep_results,),
+            )
+
+    def _landed(self, write: Write, new_rooms: set[str]) -> None:
+        """The commit is in: remember the rooms taken and the matches they play."""
+        for code, blob in write.rooms.items():
+            if blob is None:
+                self._held.pop(code, None)
+                self._match_room.pop(self._room_match.pop(code, ""), None)
+                continue
+            if code in new_rooms:
+                self._held[code] = 1
+            self._note_match(code, blob)
+
+    def _note_match(self, code: str, blob: Blob) -> None:
+        match = blob.get("match")
+        if isinstance(match, dict) and isinstance(match.get("id"), str):
+            old = self._room_match.get(code)
+            if old is not None and old != match["id"]:
+                self._match_room.pop(old, None)  # the room's previous match: no action of it comes any more
+            self._match_room[match["id"]] = code
+            self._room_match[code] = match["id"]
+
+    # ----- reading -----------------------------------------------------------------------------------
+    def meta(self, key: str) -> str | None:
+        rows = self._read("SELECT value FROM meta WHERE key = %s", (key,))
+        return None if not rows else str(rows[0][0])
+
+    def room_codes(self) -> list[str]:
+        """Every room this node may serve: its own, unowned ones and those of expired leases."""
+        return [r[0] for r in self._read(
+            f"SELECT r.code FROM rooms r LEFT JOIN nodes n ON n.node = r.owner WHERE {_SERVABLE} ORDER BY r.code COLLATE \"C\"",
+            {"node": self.node},
+        )]
+
+    def load_room(self, code: str) -> tuple[Blob, list[Blob]] | None:
+        """The room and its match's actions, taking the room over first (epoch + 1) unless this
+        node holds it already; ``None`` if it is not stored or a live node owns it."""
+        db = self._connection()
+        with db.transaction():
+            row = db.execute(
+                "SELECT r.data, r.owner, r.epoch, n.lease IS NOT NULL AND n.lease > now() "
+                "FROM rooms r LEFT JOIN nodes n ON n.node = r.owner WHERE r.code = %s FOR UPDATE OF r",
+                (code,),
+            ).fetchone()
+            if row is None:
+                self._held.pop(code, None)
+                return None
+            data, owner, epoch, alive = row
+            if not (owner == self.node and self._held.get(code) == epoch):
+                if owner is not None and owner != self.node and alive:
+                    self._held.pop(code, None)
+                    return None
+                self._renew(db)
+                epoch = db.execute(
+                    "UPDATE rooms SET owner = %s, epoch = epoch + 1 WHERE code = %s RETURNING epoch", (self.node, code)
+                ).fetchone()[0]  # type: ignore[index]
+            blob: Blob = _loads(data)
+            actions: list[Blob] = []
+            match = blob.get("match")
+            if isinstance(match, dict):
+                actions = [_loads(r[0]) for r in db.execute(
+                    "SELECT data FROM actions WHERE match_id = %s ORDER BY seq", (match["id"],)
+                )]
+        self._held[code] = int(epoch)
+        self._note_match(code, blob)
+        return blob, actions
+
+    def load_result(self, match_id: str) -> str | None:
+        rows = self._read("SELECT record FROM results WHERE match_id = %s", (match_id,))
+        return None if not rows else str(rows[0][0])
+
+    def result_count(self) -> int:
+        """How many finished matches' records are stored (all nodes')."""
+        return int(self._read("SELECT count(*) FROM results")[0][0])
+
+    def room_owners(self) -> dict[str, str]:
+        """The owner tag (an address's, not a node's) of every room this node may serve."""
+        rows = self._read(
+            f"SELECT r.code, r.data::jsonb ->> 'owner' FROM rooms r LEFT JOIN nodes n ON n.node = r.owner "
+            f"WHERE {_SERVABLE}",
+            {"node": self.node},
+        )
+        return {code: owner for code, owner in rows if isinstance(owner, str) and owner}
+
+    # ----- players (issue 20; shared by every node) ----------------------------------------------------------
+    def load_player(self, key_hash: str) -> PlayerRow | None:
+        rows = self._read(f"SELECT {_PLAYER_COLUMNS} FROM players WHERE key_hash = %s", (key_hash,))
+        return PlayerRow(*rows[0]) if rows else None
+
+    def player_by_id(self, player: str) -> PlayerRow | None:
+        rows = self._read(f"SELECT {_PLAYER_COLUMNS} FROM players WHERE player = %s", (player,))
+        return PlayerRow(*rows[0]) if rows else None
+
+    def leaderboard(self, limit: int, max_deviation: float) -> list[PlayerRow]:
+        rows = self._read(
+            f"SELECT {_PLAYER_COLUMNS} FROM players WHERE deviation <= %s ORDER BY rating DESC, player COLLATE \"C\" LIMIT %s",
+            (max_deviation, limit),
+        )
+        return [PlayerRow(*row) for row in rows]
+
+    def rank_of(self, player: str, max_deviation: float) -> int | None:
+        me = self.player_by_id(player)
+        if me is None or me.deviation > max_deviation:
+            return None
+        rows = self._read(
+            "SELECT count(*) FROM players WHERE deviation <= %s AND "
+            "(rating > %s OR (rating = %s AND player COLLATE \"C\" < %s))",
+            (max_deviation, me.rating, me.rating, me.player),
+        )
+        return int(rows[0][0]) + 1
+
+    def recent_results(self, player: str, limit: int) -> list[RatedResult]:
+        rows = self._read(
+            f"SELECT {_RESULT_COLUMNS} FROM rated_results WHERE player = %s "
+            "ORDER BY at DESC, match_id COLLATE \"C\" DESC LIMIT %s",
+            (player, limit),
+        )
+        return [RatedResult(*row) for row in rows]
+
+    def pair_results(self, player: str, opponent: str, since: float) -> int:
+        rows = self._read(
+            "SELECT count(*) FROM rated_results WHERE player = %s AND opponent = %s AND at >= %s", (player, opponent, since)
+        )
+        return int(rows[0][0])
+
+    def held(self) -> dict[str, int]:
+        """The rooms this node holds and their epochs (tests, docs/CLUSTER.md)."""
+        return dict(self._held)
+
+    # ----- closing -----------------------------------------------------------------------------------
+    def close(self) -> None:
+        """End this node's lease at once (its rooms may be taken over without waiting) and disconnect."""
+        db, self._db = self._db, None
+        if db is None:
+            return
+        try:
+            if not db.closed and not db.broken:
+                db.execute("UPDATE nodes SET lease = now() WHERE node = %s", (self.node,))
+        except psycopg.Error:
+            pass  # the lease runs out by itself
+        finally:
+            db.close()
+
+
+_PLAYER_COLUMNS = "key_hash, player, name, rating, deviation, volatility, games, wins, losses, draws, created, updated"
+_RESULT_COLUMNS = "match_id, player, opponent, result, before, after, at"
+
+
+def _player_values(p: PlayerRow) -> tuple[object, ...]:
+    return (p.key_hash, p.player, p.name, p.rating, p.deviation, p.volatility, p.games, p.wins, p.losses,
+            p.draws, p.created, p.updated)
+
+
+def _redact(dsn: str) -> str:
+    """The address without its password, for logs."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    try:
+        parts = conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        return "postgresql://…"
+    if "password" in parts:
+        parts["password"] = "***"
+    return make_conninfo("", **{k: v for k, v in parts.items() if v is not None})
+
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "PostgresStorage", "default_node", "migrate"]

@@ -1,0 +1,237 @@
+"""PostgreSQL storage's own guarantees (issue 21, docs/CLUSTER.md): the schema migrated from an
+older version, room ownership fenced by owner and epoch (a conflicting commit rolls back whole),
+leases on the database clock, lost connections, and the server dropping a room taken over.
+
+The storage contract shared with SQLite and memory is tests/server/test_server_storage.py
+(``backend``); these run on the throw-away server of tests/support/postgres.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed: pip install 'mine-duel[postgres]'")
+
+from support.harness import Harness  # noqa: E402 - after the skip: the storage imports psycopg
+from twisted.internet.task import Clock  # noqa: E402
+
+from mineduel.server.cli import parse_args  # noqa: E402
+from mineduel.server.cluster import OwnershipLost, is_postgres_dsn  # noqa: E402
+from mineduel.server.config import Config  # noqa: E402
+from mineduel.server.service import open_storage  # noqa: E402
+from mineduel.server.storage import PlayerRow, Write  # noqa: E402
+from mineduel.server.storage_pg import MIGRATIONS, SCHEMA_VERSION, PostgresStorage  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("pg_server")
+
+
+def expire(dsn: str, node: str) -> None:
+    """Node ``node``'s lease runs out now (as if it had stopped renewing 5 s ago)."""
+    with psycopg.connect(dsn, autocommit=True) as db:
+        db.execute("UPDATE nodes SET lease = now() - interval '1 second' WHERE node = %s", (node,))
+
+
+def room_row(dsn: str, code: str) -> tuple[str | None, int] | None:
+    with psycopg.connect(dsn, autocommit=True) as db:
+        row = db.execute("SELECT owner, epoch FROM rooms WHERE code = %s", (code,)).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
+def test_a_schema_1_database_is_migrated(pg_dsn, pg_open):
+    """Migration: a database as schema 1 left it (no nodes, no owner/epoch, no players) opens:
+    its rooms, actions and results stay, the first node to load a room takes it (epoch 1),
+    the player tables work, and the version is the current one; a newer schema is refused."""
+    with psycopg.connect(pg_dsn, autocommit=True) as db:
+        db.execute("CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL)")
+        db.execute(MIGRATIONS[0])
+        db.execute("INSERT INTO meta VALUES ('schema', '1'), ('clock', '1234.5')")
+        db.execute("""INSERT INTO rooms VALUES ('OLDABC', '{"match":{"id":"m1"},"owner":"t"}')""")
+        db.execute("""INSERT INTO actions VALUES ('m1', 0, '{"a":0}')""")
+        db.execute("""INSERT INTO results VALUES ('m0', 'OLDABC', 10.0, 'rec')""")
+    storage = pg_open(node="n1")
+    assert SCHEMA_VERSION == 3 and storage.meta("schema") == "3" and storage.meta("clock") == "1234.5"
+    assert storage.room_codes() == ["OLDABC"] and room_row(pg_dsn, "OLDABC") == (None, 0)
+    assert storage.load_room("OLDABC") == ({"match": {"id": "m1"}, "owner": "t"}, [{"a": 0}])
+    assert room_row(pg_dsn, "OLDABC") == ("n1", 1) and storage.held() == {"OLDABC": 1}
+    assert storage.load_result("m0") == "rec" and storage.room_owners() == {"OLDABC": "t"}
+    player = PlayerRow("k" * 64, "p" * 16, "Ann")
+    storage.commit(Write(players=[player], actions=[("m1", 1, {"a": 1})]))
+    assert storage.load_player("k" * 64) == player
+    pg_open(node="n2")  # a second node on a current schema: nothing to do, nothing lost
+    assert storage.load_room("OLDABC")[1] == [{"a": 0}, {"a": 1}]
+    with psycopg.connect(pg_dsn, autocommit=True) as db:
+        db.execute("UPDATE meta SET value = %s WHERE key = 'schema'", (str(SCHEMA_VERSION + 1),))
+    with pytest.raises(RuntimeError, match="newer than this server"):
+        PostgresStorage(pg_dsn, node="n3")
+
+
+def test_a_room_is_served_by_one_node_until_its_lease_runs_out(pg_dsn, pg_open):
+    """Ownership: a live node's room is not listed or loadable by another; once its lease has
+    run out (on the database clock) the other takes it over, bumping the epoch."""
+    a, b = pg_open(node="a"), pg_open(node="b")
+    a.commit(Write(rooms={"ROOMAA": {"match": None}}))
+    assert room_row(pg_dsn, "ROOMAA") == ("a", 1)
+    assert b.room_codes() == [] and b.load_room("ROOMAA") is None and b.room_owners() == {}
+    assert a.room_codes() == ["ROOMAA"]
+    expire(pg_dsn, "a")
+    assert b.room_codes() == ["ROOMAA"]
+    assert b.load_room("ROOMAA") == ({"match": None}, [])
+    assert room_row(pg_dsn, "ROOMAA") == ("b", 2) and b.held() == {"ROOMAA": 2}
+    assert a.load_room("ROOMAA") is None  # b's lease is live: a gets nothing back, holds nothing
+    assert a.held() == {}
+
+
+def test_a_commit_touching_a_room_taken_over_rolls_back_whole(pg_dsn, pg_open):
+    """Fencing: node a was paused while b took its room; a's next commit — that room's blob,
+    actions and result, with a new room and meta beside them — stores nothing at all and raises
+    OwnershipLost naming the room; an actions-only commit for it is fenced too (by its match)."""
+    a, b = pg_open(node="a"), pg_open(node="b")
+    a.commit(Write(rooms={"ROOMAA": {"match": {"id": "ma"}}}, actions=[("ma", 0, {"n": 0})], meta={"clock": "1.0"}))
+    expire(pg_dsn, "a")
+    assert b.load_room("ROOMAA") is not None
+    taken_over = Write(
+        rooms={"ROOMAA": {"match": {"id": "ma"}, "stale": True}, "NEWROO": {"match": None}},
+        actions=[("ma", 1, {"n": 1})], results=[("ma", "ROOMAA", 5.0, "rec")], meta={"clock": "2.0"},
+    )
+    with pytest.raises(OwnershipLost) as lost:
+        a.commit(taken_over)
+    assert lost.value.rooms == frozenset({"ROOMAA"})
+    assert b.load_room("ROOMAA") == ({"match": {"id": "ma"}}, [{"n": 0}])
+    assert room_row(pg_dsn, "NEWROO") is None and b.load_result("ma") is None and b.meta("clock") == "1.0"
+    assert a.held() == {}
+    a.commit(Write(rooms={"OTHERR": {"match": {"id": "mo"}}}))  # a's other work goes on
+    with pytest.raises(OwnershipLost):  # ROOMAA's match again, actions only
+        a.commit(Write(actions=[("ma", 1, {"n": 1})]))
+    with pytest.raises(RuntimeError, match="never loaded"):  # a match this node never saw
+        a.commit(Write(actions=[("zz", 0, {})]))
+    b.commit(Write(actions=[("ma", 1, {"n": 1})]))  # the owner's commit goes through
+    assert b.load_room("ROOMAA")[1] == [{"n": 0}, {"n": 1}]
+
+
+def test_a_new_room_whose_code_another_node_stored_is_refused(pg_open):
+    """Two nodes drawing the same new room code: the second commit is an ownership loss, the first
+    node's room intact."""
+    a, b = pg_open(node="a"), pg_open(node="b")
+    a.commit(Write(rooms={"SAMECO": {"by": "a"}}))
+    with pytest.raises(OwnershipLost):
+        b.commit(Write(rooms={"SAMECO": {"by": "b"}}))
+    assert a.load_room("SAMECO") == ({"by": "a"}, [])
+    with pytest.raises(OwnershipLost):  # nor may b delete it
+        b.commit(Write(rooms={"SAMECO": None}))
+
+
+def test_a_restart_under_the_same_name_takes_its_rooms_back_and_fences_the_old_process(pg_dsn, pg_open):
+    """A node restarted with the same ``--node`` serves its rooms at once (no lease to wait for);
+    if the old process is in fact still alive (paused, not dead), it can no longer commit to them."""
+    old = pg_open(node="a")
+    old.commit(Write(rooms={"ROOMAA": {"v": 1}}))
+    new = pg_open(node="a")
+    assert new.room_codes() == ["ROOMAA"] and new.load_room("ROOMAA") == ({"v": 1}, [])
+    assert room_row(pg_dsn, "ROOMAA") == ("a", 2)
+    with pytest.raises(OwnershipLost):
+        old.commit(Write(rooms={"ROOMAA": {"v": "stale"}}))
+    new.commit(Write(rooms={"ROOMAA": {"v": 2}}))
+    assert new.load_room("ROOMAA") == ({"v": 2}, [])
+
+
+def test_the_lease_is_now_plus_5_s_on_the_database_clock_and_a_clean_close_ends_it(pg_dsn, pg_open):
+    """Leases: every commit renews "now + 5 s" as the database's clock says; close() ends the lease
+    at once, so another node may take the rooms without waiting."""
+    a, b = pg_open(node="a"), pg_open(node="b")
+    a.commit(Write(rooms={"ROOMAA": {}}))
+    with psycopg.connect(pg_dsn, autocommit=True) as db:
+        db.execute("UPDATE nodes SET lease = now() WHERE node = 'a'")
+        a.commit(Write(meta={"clock": "1"}))
+        left = db.execute("SELECT extract(epoch FROM lease - now()) FROM nodes WHERE node = 'a'").fetchone()[0]
+    assert 4.0 < float(left) <= 5.0
+    assert b.load_room("ROOMAA") is None
+    a.close()
+    assert b.load_room("ROOMAA") == ({}, [])
+
+
+def test_a_connection_lost_mid_commit_applies_nothing_and_the_next_commit_reconnects(pg_dsn, pg_open, monkeypatch):
+    """A lost connection (the backend killed after the rows were written, before COMMIT) is a
+    failed commit: nothing of it is stored; reads and the next commit work on a new connection."""
+    storage = pg_open(node="a")
+    storage.commit(Write(rooms={"ROOMAA": {"match": {"id": "m"}}}, actions=[("m", 0, {})], meta={"clock": "1"}))
+    write_rows = storage._write
+
+    def write_then_lose_the_connection(db, write, new_rooms):
+        write_rows(db, write, new_rooms)
+        with psycopg.connect(pg_dsn, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (db.info.backend_pid,))
+
+    monkeypatch.setattr(storage, "_write", write_then_lose_the_connection)
+    with pytest.raises(psycopg.OperationalError):
+        storage.commit(Write(rooms={"ROOMAA": {"match": {"id": "m"}, "v": 2}, "NEWROO": {}},
+                             actions=[("m", 1, {})], meta={"clock": "2"}))
+    monkeypatch.undo()
+    assert storage.meta("clock") == "1"  # a read on a new connection
+    assert storage.load_room("ROOMAA") == ({"match": {"id": "m"}}, [{}]) and storage.load_room("NEWROO") is None
+    storage.commit(Write(actions=[("m", 1, {"n": 1})], meta={"clock": "3"}))
+    assert storage.load_room("ROOMAA")[1] == [{}, {"n": 1}] and storage.meta("clock") == "3"
+
+
+def test_storage_reconnects_after_the_database_restarts(pg_server, pg_dsn, pg_open):
+    """The database server restarting (every connection cut): reads and commits go on after it."""
+    storage = pg_open(node="a")
+    storage.commit(Write(rooms={"ROOMAA": {"v": 1}}))
+    pg_server.restart()
+    assert storage.meta("schema") == str(SCHEMA_VERSION)
+    storage.commit(Write(rooms={"ROOMAA": {"v": 2}}))
+    assert storage.load_room("ROOMAA") == ({"v": 2}, [])
+
+
+def test_a_server_whose_room_was_taken_over_drops_it_and_shows_nothing_stale(pg_dsn, pg_open):
+    """End to end on two server cores: node a's players act after node b took their room over.
+    a shows nothing of that action (its commit rolled back), drops the room and closes the
+    players, and stays healthy; on b the room is as stored and both players resume there."""
+    ha = Harness(storage=pg_open(node="a"))
+    first, second = ha.start()
+    first.send(type="explore", cell=[0, 0])
+    seq = ha.match(first).seq
+    code = first.room
+    expire(pg_dsn, "a")
+    clock = Clock()
+    clock.advance(ha.clock.seconds())
+    hb = Harness(seed=7, storage=pg_open(node="b"), clock=clock)
+    done = hb.rooms.restore_all()
+    while not done.called:
+        clock.advance(0)
+    assert code in hb.rooms.rooms and room_row(pg_dsn, code) == ("b", 2)
+
+    first.new()
+    second.new()
+    replies = second.send(type="explore", cell=[7, 7])
+    # The request's "nothing changed" and the room's "reconnect and resume", as after any failed commit.
+    assert [(m["type"], m["code"]) for m in replies] == [("error", "internal_error")] * 2
+    assert [m["type"] for m in first.new()] == ["error"]  # told to resume; nothing of the move
+    assert first.closed and second.closed and code not in ha.rooms.rooms
+    assert ha.core.commits.healthy  # an ownership loss is not a sick database
+    other = ha.connect("10.0.0.9")
+    assert other.send(type="create_room", name="Cy", client_seed="c")[0]["type"] == "room_created"
+
+    for player in (first, second):
+        again = hb.connect(f"10.0.1.{player.pid}")
+        again.send(type="resume", room=code, token=player.token)
+        assert again.last("state")["seq"] == seq
+    assert hb.match(first).seq == seq
+
+
+def test_the_server_opens_postgresql_for_a_postgresql_db(pg_dsn):
+    """``--db postgresql://…`` (and ``--node``) opens PostgresStorage; anything else stays SQLite."""
+    config, _ = parse_args(["--db", pg_dsn, "--node", "east-1"])
+    assert config.db == pg_dsn and config.node == "east-1"
+    assert is_postgres_dsn(pg_dsn) and is_postgres_dsn("postgres://x/y") and not is_postgres_dsn("/var/db.sqlite3")
+    storage = open_storage(config)
+    try:
+        assert isinstance(storage, PostgresStorage) and storage.node == "east-1"
+        assert "password" not in storage.path
+    finally:
+        storage.close()
+    secret = PostgresStorage(pg_dsn.replace("mineduel@", "mineduel:hunter2@"), node="n")
+    try:
+        assert "hunter2" not in secret.path
+    finally:
+        secret.close()
+    assert open_storage(Config(db=":memory:")).__class__.__name__ == "SQLiteStorage"
