@@ -224,7 +224,7 @@ class PlayersScript:
         assert link.queued, "the client is not searching"
         link.queued = False
         self.peer = self.srv.peer()
-        code = self.peer.send(type="create_room", name=opponent_name, client_seed="opp")[0]["room"]
+        code = str(self.peer.send(type="create_room", name=opponent_name, client_seed="opp")[0]["room"])
         self.rated_rooms.add(code)
         self.pairing[link.pid] = code
         self._confirm_left = confirm_left

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pygame
 
+from mineduel.client.online_client import Conn
 from mineduel.client.player_session import PlayerSession
 from mineduel.client.scenes.base import Context, Scene
 from mineduel.client.scenes.leaderboard_rows import ScrollRows
@@ -112,6 +113,10 @@ class LeaderboardScene(Scene):
         self._rebuild()
 
     def update(self, now: float) -> None:
+        client = self.lobby.client
+        if (client is None or client.conn == Conn.FAILED) and self.ctx.stack.top is self and self.ctx.stack.popup is None:
+            self.back()  # the lobby's error page says why (a broken answer, a lost server), with Retry
+            return
         if self._state() != self._seen:
             self._rebuild()
 

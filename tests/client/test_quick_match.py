@@ -10,83 +10,16 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
-from support.client_driver import Driver
 from support.inprocess import InProcessServer
-from support.players_fake import PlayersFake
+from support.players_fake import App, PlayersFake
 
-from mineduel.client.online_client import Conn, OnlineServices
+from mineduel.client.online_client import Conn
 from mineduel.client.player_key import FILE_NAME, KeyStore, valid_key
 from mineduel.client.player_session import CPU_OFFER_AFTER, Quick
 from mineduel.client.scenes.game import GameScene
-from mineduel.client.scenes.online import OnlineScene
-from mineduel.client.scenes.quick_match import QuickMatchScene
 from mineduel.client.tokens import TokenStore
-
-
-class App:
-    """One app whose online screen is connected to the scripted §17 server (its server page)."""
-
-    def __init__(self, tmp_path: Path, fake, *, name: str | None = "Ann", size=(390, 844), language="en",
-                 keys: KeyStore | None = None) -> None:
-        self.fake = fake
-        self.folder = tmp_path / "data"
-        self.services = OnlineServices(connect=fake.connector(), tokens=TokenStore(self.folder), keys=keys,
-                                       clipboard=lambda text: True, wall_clock=lambda: 1_700_000_000.0)
-        self.d = Driver(tmp_path, language=language, size=size, online_services=lambda: self.services)
-        self.d.app.ctx.settings = replace(self.d.app.ctx.settings, player_name=name)
-        self.d.click_named("friend")
-        self.d.frame()
-        self.lobby.connect_to("127.0.0.1", 47650)
-        self.frames(3)
-
-    @property
-    def lobby(self) -> OnlineScene:
-        return next(s for s in self.d.app.stack.scenes if isinstance(s, OnlineScene))
-
-    @property
-    def client(self):
-        return self.lobby.client
-
-    @property
-    def players(self):
-        return self.client.players
-
-    @property
-    def top(self):
-        return self.d.app.stack.top
-
-    def frames(self, n: int = 2, dt: float = 1 / 60) -> None:
-        for _ in range(n):
-            self.d.frame(dt)
-
-    def click(self, name: str) -> None:
-        self.d.click_named(name)
-        self.frames()
-
-    def button(self, name: str):
-        return self.top.widgets.by_name(name)
-
-    def has_button(self, name: str) -> bool:
-        return any(b.name == name for b in self.top.widgets.buttons)
-
-    def wait(self, seconds: float) -> None:
-        """Time passes on the app's clock and the server's alike."""
-        steps = max(1, round(seconds / 0.25))
-        for _ in range(steps):
-            self.fake.srv.advance(seconds / steps)
-            self.d.frame(seconds / steps)
-
-    def search(self) -> QuickMatchScene:
-        self.click("quick")
-        scene = self.top
-        assert isinstance(scene, QuickMatchScene)
-        return scene
-
-    def close(self) -> None:
-        self.d.close()
 
 
 @pytest.fixture
