@@ -746,3 +746,178 @@ def _players_key_damaged(s: Shooter) -> None:
     s.settle(0.3)
     rig.click("quick")
     s.settle(0.3)
+
+
+# ----- watch: spectators and the kiosk's attract mode (issue 19) -----
+# Two scripted players on the in-process core (seat 0 blue, seat 1 pink); the app watches them as a
+# third connection through the lobby's Watch (client/scenes/spectate_lobby.py).
+
+
+class _Duel:
+    """A room of two scripted players, Mina and Jun, playing safe moves (and flags) by the server's truth."""
+
+    def __init__(self, rig: Rig, *, listed: bool = False, names: tuple[str, str] = ("Mina", "Jun")) -> None:
+        server = rig.server
+        self.rig = rig
+        self.players = (server.peer(), server.peer())
+        self.code = self.players[0].send(type="create_room", name=names[0], client_seed="w-a", listed=listed)[0]["room"]
+        self.players[1].send(type="join", room=self.code, name=names[1], client_seed="w-b")
+        for p in self.players:
+            p.send(type="ready")
+
+    def seat(self, n: int) -> Any:
+        return next(p for p in self.players if p.last("match_start")["seat"] == n)
+
+    def step(self) -> None:
+        server = self.rig.server
+        st = server.truth(self.code)
+        seat = st.to_move
+        assert seat is not None, "the match is over"
+        safe = FULL & ~(st.revealed | st.any_marker | st.any_mine)
+        server.advance(2.0)
+        peer = self.seat(seat)
+        if st.phase in (Phase.OPEN_EXPLORE, Phase.EXPLORE):
+            peer.send(type="explore", cell=list(divmod(next(cells(safe)), 8)))
+        elif st.phase in (Phase.OPEN_PLANT, Phase.PLANT):
+            plantable = st.plantable(seat)
+            peer.send(type="plant", cell=list(divmod(next(cells(safe & plantable or plantable)), 8)))
+        else:
+            free = FULL & ~(st.revealed | st.any_marker)
+            right = st.mines[1 - seat] & free & ~st.mines[seat]
+            if not st.marker_used and right and st.turn % 3 == 0:
+                peer.send(type="flag", cell=list(divmod(next(cells(right)), 8)))
+            peer.send(type="end_turn")
+
+    def play(self, actions: int) -> None:
+        for _ in range(actions):
+            self.step()
+
+    def ko(self) -> None:
+        """The seat to move explores the other seat's mine (O8: KO), from its explore step."""
+        server = self.rig.server
+        for _ in range(8):
+            st = server.truth(self.code)
+            if st.phase is Phase.EXPLORE:
+                break
+            self.step()
+        st = server.truth(self.code)
+        seat = st.to_move
+        assert seat is not None
+        target = next(cells(st.mines[1 - seat] & ~st.mines[seat] & ~st.revealed & ~st.any_marker))
+        self.seat(seat).send(type="explore", cell=list(divmod(target, 8)))
+
+
+def _watching(s: Shooter, actions: int = 23, **kw: Any) -> tuple[Rig, _Duel]:
+    rig = _rig(s)
+    duel = _Duel(rig, **kw)
+    duel.play(actions)
+    rig.lobby.watching.watch_at("192.168.1.5", 47650, duel.code)
+    s.settle(0.3)
+    s.duel = duel  # type: ignore[attr-defined]  # kept alive until the picture is taken
+    return rig, duel
+
+
+@shot("watch_entry")
+def _watch_entry(s: Shooter) -> None:
+    """Watch beside Join under the one field (a typed address and code), and an eye on each LAN room."""
+    rig = _lan_rig(s, (("Ann", "a-1"), ("Jun", "j-1")))
+    rig.lobby.address_field.set_text("192.168.1.23:47650 QW7RTZ")
+    s.app.ctx.invalidate(None)
+    s.settle(0.2)
+
+
+@shot("watch_live_list")
+def _watch_live_list(s: Shooter) -> None:
+    """A server's page: Create room, the code with Join | Watch, and its live matches to watch."""
+    rig = _rig(s)
+    for names in (("Mina", "Jun"), ("Ann", "Bob"), ("さくら", "王小明")):
+        duel = _Duel(rig, listed=True, names=names)
+        duel.play(9)
+        rig.server.advance(40)
+    s.duels = duel  # type: ignore[attr-defined]
+    rig.lobby.connect_to("192.168.1.5", 47650)
+    s.settle(0.5)
+
+
+@shot("watch_mid_match")
+def _watch_mid_match(s: Shooter) -> None:
+    """The spectator screen mid-match: both names, the deadline, flags, the live event line, Leave."""
+    _watching(s)
+    s.duel.step()  # type: ignore[attr-defined]
+    s.settle(1.0)
+
+
+@shot("watch_away")
+def _watch_away(s: Shooter) -> None:
+    """A player's connection dropped: away on the card and in the banner, with the grace counting down."""
+    duel = _watching(s, 14)[1]
+    duel.seat(1).drop()
+    s.settle(7.0)
+
+
+@shot("watch_end_reveal")
+def _watch_end_reveal(s: Shooter) -> None:
+    """After a KO: the winner, the reason, and the full O13 reveal (both seats' mines, markers right or wrong)."""
+    duel = _watching(s, 21)[1]
+    duel.ko()
+    s.settle(1.5)
+
+
+@shot("watch_room_closed")
+def _watch_room_closed(s: Shooter) -> None:
+    """Both players left after the end: the room is gone, said plainly, Leave to go back."""
+    duel = _watching(s, 12)[1]
+    duel.seat(0).send(type="resign")
+    for p in duel.players:
+        p.send(type="leave")
+    s.settle(0.5)
+
+
+def _attract(s: Shooter, live: bool) -> None:
+    from mineduel.client.scenes.spectate_attract import AttractLoop, AttractScene, AttractTarget
+
+    rig = _rig(s)
+    if live:
+        duel = _Duel(rig, listed=True)
+        duel.play(17)
+        s.duel = duel  # type: ignore[attr-defined]
+    connect = rig.services.connect
+    loop = AttractLoop(AttractTarget("192.168.1.5", 47650), lambda: connect, s.app.ctx.clock, "mine-duel/shots",
+                       rotate=20.0, retry=15.0)
+    s.app.stack.replace(AttractScene(s.app.ctx, loop))
+    s.settle(1.0)
+
+
+@shot("attract_live")
+def _attract_live(s: Shooter) -> None:
+    """Kiosk attract mode: a live match on the configured server, the footer inviting a touch."""
+    _attract(s, True)
+
+
+@shot("attract_none")
+def _attract_none(s: Shooter) -> None:
+    """Kiosk attract mode with no live match: the calm card (asked again every few seconds)."""
+    _attract(s, False)
+
+
+@shot("watch_reconnecting")
+def _watch_reconnecting(s: Shooter) -> None:
+    """The spectator's connection dropped: the last view held (not live), trying again by itself."""
+    rig, _duel = _watching(s, 16)
+    watcher = rig.top.watcher
+    rig.server.cut(watcher.connection.link)
+    rig.services.connect = lambda host, port, listener, **tls: (_ for _ in ()).throw(OSError("network is unreachable"))
+    s.settle(2.2)
+
+
+@shot("watch_refused_view")
+def _watch_refused_view(s: Shooter) -> None:
+    """A hostile server's view that cannot be right (seq going back): refused, the last good view kept, Try again."""
+    from dataclasses import replace as changed
+
+    rig, _duel = _watching(s, 16)
+    watcher = rig.top.watcher
+    state = watcher.state
+    assert state is not None and watcher.connection.link is not None
+    watcher.connection.link_message(watcher.connection.link, changed(state, seq=state.seq - 1))
+    s.settle(0.5)

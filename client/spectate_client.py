@@ -229,7 +229,10 @@ class Watcher:
         return self.status == Watch.WATCHING and self.state is not None
 
     def deadline_left(self) -> float | None:
-        return None if self.deadline_local is None else max(0.0, self.deadline_local - self.clock())
+        """The turn's seconds left, while the view is live (a held view's deadline is not known any more)."""
+        if self.deadline_local is None or self.status != Watch.WATCHING:
+            return None
+        return max(0.0, self.deadline_local - self.clock())
 
     def grace_left(self, seat: int) -> float | None:
         if seat >= len(self.grace_local) or self.grace_local[seat] is None:

@@ -67,6 +67,8 @@ class LobbyPainter:
         self.lobby.widgets.draw(canvas, ctx.fonts, area)
         if page == "home":
             self._lan_rows(canvas)
+        if page == "server":
+            self._live_details(canvas)
         notice = self.lobby.notice()
         y = self.lobby.ys.get("notice_y")
         if notice is not None and y is not None:
@@ -134,6 +136,20 @@ class LobbyPainter:
         self._section(canvas, t("online.room_code"), self.lobby.ys["code_y"])
         self._live(canvas)
 
+    def _live_details(self, canvas: pygame.Surface) -> None:
+        """Over each live match's row (issue 19): its round and how many watch, at the right."""
+        lobby = self.lobby
+        t, fonts = lobby.ctx.t, lobby.ctx.fonts
+        for live, rect in lobby.watching.entries:
+            if not live.turn:
+                detail = t("status.opening")
+            elif live.spectators:
+                detail = t("watch.live_detail", round=(live.turn + 1) // 2, count=live.spectators)
+            else:
+                detail = t("match.round", round=(live.turn + 1) // 2)
+            blit_text(canvas, fonts, detail, fonts.fit_size(detail, 13, 140), palette.INK_SOFT,
+                      midright=(rect.right - 14, rect.centery))
+
     def _live(self, canvas: pygame.Surface) -> None:
         """The server page's live matches (issue 19): the title, each row's round and watchers, or why none."""
         lobby = self.lobby
@@ -142,11 +158,6 @@ class LobbyPainter:
         if y is None:
             return
         self._section(canvas, t("watch.live_title"), y)
-        for live, rect in lobby.watching.entries:
-            detail = t("watch.live_detail", round=(live.turn + 1) // 2, count=live.spectators) if live.turn else t(
-                "status.opening")
-            blit_text(canvas, fonts, detail, fonts.fit_size(detail, 13, 130), palette.INK_SOFT,
-                      midright=(rect.right - 14, rect.centery))
         empty_y = lobby.ys.get("live_empty_y")
         if empty_y is not None:
             state = lobby.watching.live_state()

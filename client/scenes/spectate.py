@@ -71,7 +71,10 @@ class SpectateScene(Scene):
         return raw or self.ctx.t("watch.player", n=seat + 1)
 
     def event_text(self) -> str | None:
-        """The live event line: the newest view's events (the last :data:`EVENT_LINES`) in words."""
+        """The live event line: the newest view's events (the last :data:`EVENT_LINES`) in words; while
+        the link is down, that the board is the last view seen."""
+        if self.watcher.status == Watch.RECONNECTING and self.watcher.state is not None:
+            return self.ctx.t("watch.held")
         texts = [self.event_words(e) for e in self.events[-EVENT_LINES:]]
         texts = [t for t in texts if t]
         return " · ".join(texts) if texts else None

@@ -162,7 +162,10 @@ class WatchEntry:
                               icon="restart", icon_color=palette.ME_LIGHT, radius=12, name="live_refresh"))
         y += 40
         self.entries = []
+        bottom = 844 - 16 - 50 - 10  # above the page's Back button
         for live in self.live_rows():
+            if y + 54 > bottom:
+                break
             a, b = (display_name(live.players[0])[:12], display_name(live.players[1])[:12])
             label = lobby.ctx.t("watch.live_row", a=a, b=b)
             row = Button(pygame.Rect(left, y, inner, 54), partial(str, label), partial(self.watch_live, live), icon="eye",

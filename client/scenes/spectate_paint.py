@@ -52,9 +52,19 @@ class SpectatePainter:
         self.ctx = scene.ctx
         self.board = BoardView(scene.ctx.fonts, scene.ctx.invalidate, BOARD_TOP)
 
-    @staticmethod
-    def retry_rect() -> pygame.Rect:
-        return pygame.Rect(PROBLEM.left + 40, PROBLEM.bottom - 20 - 50, PROBLEM.width - 80, 50)
+    def problem_card(self) -> pygame.Rect:
+        """The card over the board when watching stopped, as tall as its words (and Try again)."""
+        problem = self.scene.problem()
+        body = "" if problem is None else self.ctx.t(problem[0])
+        body_h = paragraph_height(self.ctx.fonts, body, 15, PROBLEM.width - 48)
+        height = 104 + min(body_h, 4 * self.ctx.fonts.line_height(15) + 8) + 24 + (70 if problem and problem[1] else 0)
+        card = pygame.Rect(PROBLEM.left, 0, PROBLEM.width, height)
+        card.centery = self.board.card.centery
+        return card
+
+    def retry_rect(self) -> pygame.Rect:
+        card = self.problem_card()
+        return pygame.Rect(card.left + 40, card.bottom - 20 - 50, card.width - 80, 50)
 
     def draw(self, canvas: pygame.Surface, area: pygame.Rect) -> None:
         canvas.fill(palette.BACKGROUND, area)
@@ -271,18 +281,23 @@ class SpectatePainter:
         scene = self.scene
         w = scene.watcher
         rect = MODE_BAR
-        canvas.blit(shapes.rounded(rect.size, 16, palette.PANEL, 1, palette.CARD_BORDER), rect)
         state = w.state
         room = w.room or ""
         if scene.attract:
+            # Where Leave and this card are: the invitation to play (as on the calm card), then what is shown.
+            prompt = pygame.Rect(END_TURN.left + 8, END_TURN.top + 4, END_TURN.width - 16, 64)
             top = ctx.t("attract.touch")
-            blit_text(canvas, fonts, top, fonts.fit_size(top, 18, rect.width - 32, True), palette.PRIMARY, bold=True,
-                      center=(rect.centerx, rect.top + 28))
+            canvas.blit(shapes.rounded(prompt.size, 32, palette.PRIMARY), prompt)
+            blit_text(canvas, fonts, top, fonts.fit_size(top, 20, prompt.width - 40, True), palette.INK_DARK, bold=True,
+                      center=prompt.center)
             sub = ctx.t("attract.watching", room=room) if state is None or state.number <= 0 else ctx.t(
                 "attract.watching_match", room=room, number=state.number)
-            blit_text(canvas, fonts, sub, fonts.fit_size(sub, 14, rect.width - 32), palette.INK_SOFT,
-                      center=(rect.centerx, rect.top + 58))
+            size = fonts.fit_size(sub, 15, rect.width - 60)
+            x0 = rect.centerx - (fonts.width(sub, size) + 26) // 2
+            canvas.blit(shapes.icon("eye", 20, palette.ME_LIGHT), (x0, prompt.bottom + 22))
+            blit_text(canvas, fonts, sub, size, palette.INK_SOFT, midleft=(x0 + 26, prompt.bottom + 32))
             return
+        canvas.blit(shapes.rounded(rect.size, 16, palette.PANEL, 1, palette.CARD_BORDER), rect)
         canvas.blit(shapes.icon("eye", 26, palette.ME_LIGHT), (rect.left + 14, rect.top + 14))
         head = ctx.t("watch.footer.room", room=room) if state is None or state.number <= 0 else ctx.t(
             "watch.footer.match", room=room, number=state.number)
@@ -304,7 +319,9 @@ class SpectatePainter:
     def problem(self, canvas: pygame.Surface, key: str, retry: bool) -> None:
         """Watching stopped (room closed, refused, connection failed): a card over the board saying why."""
         ctx, fonts = self.ctx, self.ctx.fonts
-        card = PROBLEM
+        card = self.problem_card()
+        board = self.board.card
+        canvas.blit(shapes.rounded(board.size, 18, (*palette.BACKGROUND_DEEP, 150)), board)  # the last view, dimmed
         canvas.blit(shapes.shadow(card.size, 20, palette.SHADOW, 60, 14), (card.x - 14, card.y - 8))
         canvas.blit(shapes.rounded(card.size, 20, palette.CARD, 1, palette.CARD_BORDER), card)
         closed = key == "watch.room_closed"
