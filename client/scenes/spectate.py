@@ -19,12 +19,14 @@ footer invites a touch instead, and the owner decides what a touch does.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import pygame
 
 from mineduel.client.scenes.base import Context, Scene
 from mineduel.client.spectate_client import Watch, Watcher, public_view
 from mineduel.client.spectate_events import WatchEvent, winner_seat
+from mineduel.client.ui import palette
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent
 from mineduel.client.ui.widgets import Button, WidgetGroup
 from mineduel.shared.rules.bitboard import COLS
@@ -164,12 +166,25 @@ class SpectateScene(Scene):
         self.watcher.retry()
         self._changed()
 
+    def open_language(self) -> None:
+        """U5 on every online screen: the language changes, the watching does not."""
+        from mineduel.client.scenes.popups import LanguagePopup
+
+        self.ctx.stack.open_popup(LanguagePopup(self.ctx, self._choose_language))
+
+    def _choose_language(self, code: str) -> None:
+        self.ctx.tr.set_language(code)
+        self.ctx.save_settings(replace(self.ctx.settings, language=code))
+        self.ctx.stack.relayout()
+
     # ----- layout --------------------------------------------------------------------------------------------------
     def relayout(self) -> None:
         paint = self.paint
         t = self.ctx.t
         buttons: list[Button] = []
         if not self.attract:
+            buttons.append(Button(paint.LANGUAGE.copy(), lambda: "", self.open_language, style="ghost", icon="globe",
+                                  icon_color=palette.INK, radius=12, name="language"))
             buttons.append(Button(paint.LEAVE.copy(), lambda: t("watch.leave"), self.go_back, style="secondary",
                                   icon="back", name="leave", text_size=18))
             problem = self.problem()

@@ -46,6 +46,7 @@ class SpectatePainter:
     """Draws one :class:`SpectateScene`; holds the layout its buttons use."""
 
     LEAVE = END_TURN.copy()
+    LANGUAGE = pygame.Rect(HEADER.right - 54, 8, 46, 46)
 
     def __init__(self, scene: SpectateScene) -> None:
         self.scene = scene
@@ -91,7 +92,7 @@ class SpectatePainter:
         canvas.blit(shapes.circle(32, palette.CARD_RAISED), (14, 15))
         canvas.blit(shapes.icon("mine", 22, palette.PRIMARY), (19, 20))
         title = ctx.t("app.title")
-        right = HEADER.right - 12
+        right = HEADER.right - (64 if not self.scene.attract else 12)  # the language button
         pills: list[tuple[str, palette.Color, bool]] = []
         state = w.state
         if state is not None and state.board is not None:

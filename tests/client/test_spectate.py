@@ -411,10 +411,29 @@ def test_room_closed_says_so_and_leave_goes_back(tmp_path, srv):
         s.d.frame()
         scene = s.scene
         assert scene.watcher.status == Watch.CLOSED and scene.problem() == ("watch.room_closed", False)
-        assert [b.name for b in scene.widgets.buttons] == ["leave"]
+        assert [b.name for b in scene.widgets.buttons] == ["language", "leave"]  # no Try again
         s.d.app.render()
         s.d.key(pygame.K_ESCAPE)
         assert isinstance(s.d.app.stack.top, OnlineScene)
+    finally:
+        s.close()
+
+
+def test_the_language_changes_and_the_watching_does_not(tmp_path, srv):
+    """U5: the globe opens the language picker; the event line and title are said again in the new
+    language, the view and the connection stay."""
+    room = Room(srv)
+    s = Spectator(tmp_path, srv, watch=LINK.format(code=room.code))
+    try:
+        s.d.frame()
+        room.seat(0).send(type="explore", cell=[3, 3])
+        s.d.frame()
+        scene, link = s.scene, s.scene.watcher.connection.link
+        s.d.click_named("language")
+        s.d.click_named("lang:ko")
+        assert s.d.app.stack.top is scene and scene.watcher.connection.link is link
+        assert scene.event_text() == f"{scene.name(0)}: 4행 4열을 열었습니다"  # the particle follows the word (i18n)
+        assert scene.title().startswith(f"오프닝: {scene.name(1)}") and scene.title().endswith("칸을 엽니다")
     finally:
         s.close()
 
