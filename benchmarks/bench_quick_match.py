@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/bench_quick_match.py [--players 10000] [--rate 50] [--runs 3]
     .venv/bin/python benchmarks/bench_quick_match.py --scenario crowd      # pairing with 10,000 waiting
     .venv/bin/python benchmarks/bench_server.py --mode quick-match [same options]   # the same, by its issue's name
+    .venv/bin/python benchmarks/bench_quick_match.py --server [--players 1000] [--rate 50]  # a real server, loopback
 
 Pure queue (the default, simulated time — fast and deterministic): ``--players`` players join the
 queue of ``server/matchmaking.py`` at a steady ``--rate`` per second, with the default
@@ -23,15 +24,33 @@ arrive during 20 s (each meets one of the crowd). Measured twice: while the crow
 widening (t = 10 s) and once it has reached "anyone" (t = 100 s). (The server's per-address
 limit makes such a crowd impossible in practice; here it is the worst case for the data
 structure: every examination's window is full of waiters it may not meet.)
+
+``--server``: the same arrivals against a real ``mine-duel-server`` (``server_probe.py`` around
+it, its lag probe on) on 127.0.0.1, default limits except ``--max-connections``. The players
+(``--players``, default 1,000 here: bounded, 20 s at 50/s) are written into the fresh SQLite file
+first (``players`` rows with the spread above, keyed by the hash of each bot's random key), so the
+server pairs realistic ratings. Each bot connects from its own loopback address (127.10.x.y) at
+its arrival time via ``LineClient``: ``hello``, ``identify``, ``quick_match``; on ``matched`` it
+sends ``ready`` (with a client seed) and waits for ``match_start``, then idles until the end.
+Printed: time from ``quick_match`` sent to ``matched`` read (p50/p95/max), the rating gap of
+the pairs (from ``matched``), the time from ``ready`` to ``match_start``, server CPU per player
+(``/proc/PID/stat``, the whole flow: connect, identify, queue, room, start) and the server's
+longest loop stall (the lag probe).
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
+import os
 import random
+import signal
+import socket
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,9 +253,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--not-ready", type=float, default=0.02, help="fraction of pairs failing the Ready check")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--server", action="store_true", help="against a real server on loopback (bounded counts)")
     parser.add_argument("--json", default=None, help="also write the raw results here")
     args = parser.parse_args(argv)
     policy = PairingPolicy()
+    if args.server:
+        return against_server(args)
     if args.scenario == "crowd":
         result = crowd(args.rate, policy)
         print(f"Quick match, pure queue with 10,000 waiting (one address) and {args.rate:g} arrivals/s of others for 20 s")
@@ -257,6 +279,148 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return 0
+
+
+# ----- against a real server on loopback ---------------------------------------------------------------
+
+SERVER = "127.0.0.1"
+
+
+def bot_address(i: int) -> str:
+    """Each bot its own loopback address, so the server's per-address rules see strangers."""
+    return f"127.10.{i // 250}.{1 + i % 250}"
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def seed_players(db: Path, players: list[Player], keys: list[str]) -> None:
+    """The bots' players, with their ratings, in the server's fresh database."""
+    from mineduel.server.players import key_hash, public_id
+    from mineduel.server.storage import PlayerRow, SQLiteStorage, Write
+
+    rows = []
+    for p, key in zip(players, keys, strict=True):
+        hashed = key_hash(key)
+        rows.append(PlayerRow(hashed, public_id(hashed), f"Bot{p.name[1:]}", p.rating, p.deviation, 0.06, 10, 5, 5, 0))
+    storage = SQLiteStorage(db)
+    storage.commit(Write(players=rows))
+    storage.close()
+
+
+def against_server(args: argparse.Namespace) -> int:
+    players = population(args.players, args.seed)
+    rng = random.Random(args.seed)
+    keys = [base64.urlsafe_b64encode(rng.randbytes(32)).rstrip(b"=").decode("ascii") for _ in players]
+    with tempfile.TemporaryDirectory(prefix="qm-bench-") as tmp:
+        work = Path(tmp)
+        db = work / "qm.sqlite3"
+        seed_players(db, players, keys)
+        with socket.socket() as s:
+            s.bind((SERVER, 0))
+            port = s.getsockname()[1]
+        probe = work / "probe.jsonl"
+        cmd = [sys.executable, str(Path(__file__).resolve().parent / "server_probe.py"), "--probe", str(probe), "--",
+               "--host", SERVER, "--port", str(port), "--no-discovery", "--db", str(db), "--log-level", "warn",
+               "--max-connections", str(args.players + 100)]
+        with open(work / "server.log", "wb") as log:
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+            try:
+                for _ in range(200):
+                    try:
+                        socket.create_connection((SERVER, port), timeout=1).close()
+                        break
+                    except OSError:
+                        time.sleep(0.05)
+                result = load(port, players, keys, args.rate, proc.pid)
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=60)
+        gaps = [json.loads(line).get("max_gap", 0.0) for line in probe.read_text().splitlines() if line.startswith("{")]
+        result["loop_stall_max_ms"] = max(gaps, default=0.0) * 1e3
+        errors = [ln for ln in (work / "server.log").read_text(errors="replace").splitlines() if "Traceback" in ln or "CRITICAL" in ln]
+        result["server_error_lines"] = len(errors)
+    w, g, r = result["waits"], result["gaps"], result["ready_to_start"]
+    print(f"Quick match against a real server on loopback: {args.players:,} players at {args.rate:g}/s (seed {args.seed})")
+    print(f"  matched {len(w):,} of {args.players:,}, match started {len(r):,}, bot failures {result['failures']}")
+    if w:
+        print(f"  quick_match -> matched   p50 {statistics.median(w):.2f} s   p95 {quantile(w, 0.95):.2f} s   max {max(w):.1f} s")
+        print(f"  rating gap               p50 {statistics.median(g):.0f}   p95 {quantile(g, 0.95):.0f}   max {max(g):.0f}")
+    if r:
+        print(f"  ready -> match_start     p50 {statistics.median(r) * 1e3:.1f} ms   p95 {quantile(r, 0.95) * 1e3:.1f} ms")
+    print(f"  server CPU per player (connect, identify, queue, room, start): {result['server_cpu_ms_per_player']:.2f} ms; "
+          f"longest loop stall {result['loop_stall_max_ms']:.1f} ms; server error lines {result['server_error_lines']}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({k: v for k, v in result.items() if k not in ("waits", "gaps", "ready_to_start")}
+                                              | {"wait_s_p50": statistics.median(w) if w else None,
+                                                 "wait_s_p95": quantile(w, 0.95) if w else None}, indent=1))
+    return 1 if result["failures"] or result["server_error_lines"] else 0
+
+
+def load(port: int, players: list[Player], keys: list[str], rate: float, pid: int) -> dict[str, Any]:
+    """The bots, on a Twisted reactor in this process; returns what they saw."""
+    from twisted.internet import defer, reactor, task
+    from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+
+    from mineduel.server.client import LineClient
+    from mineduel.shared.wire import messages as m
+
+    out: dict[str, Any] = {"waits": [], "gaps": [], "ready_to_start": [], "failures": 0, "failure_sample": []}
+    clients: list[LineClient] = []
+    cpu0 = cpu_seconds(pid)
+
+    async def bot(i: int, start: float) -> None:
+        p = players[i]
+        await task.deferLater(reactor, max(0.0, start + i / rate - time.monotonic()), lambda: None)
+        endpoint = TCP4ClientEndpoint(reactor, SERVER, port, timeout=10, bindAddress=(bot_address(i), 0))
+        client = LineClient(f"qm-bench/{i}", keep=True)
+        await connectProtocol(endpoint, client)
+        clients.append(client)
+        await client.hello()
+        await client.request(m.Identify(keys[i], f"Bot{i}"))
+        sent = time.monotonic()
+        await client.request(m.QuickMatch())
+        matched = await client.wait_for(m.Matched)
+        out["waits"].append(time.monotonic() - sent)
+        if matched.seat == 0:  # each pair once
+            out["gaps"].append(abs(matched.opponent.rating - p.rating))
+        ready = time.monotonic()
+        await client.request(m.Ready(client_seed=f"{random.getrandbits(64):x}"))
+        await client.wait_for(m.MatchStart)
+        out["ready_to_start"].append(time.monotonic() - ready)
+
+    async def guarded(i: int, start: float) -> None:
+        try:
+            await bot(i, start)
+        except Exception as exc:  # noqa: BLE001 - a bot's failure is counted and sampled, the run goes on
+            out["failures"] += 1
+            if len(out["failure_sample"]) < 5:
+                out["failure_sample"].append(f"bot {i}: {exc!r}")
+
+    async def everyone() -> None:
+        start = time.monotonic() + 0.2
+        bots = [defer.ensureDeferred(guarded(i, start)) for i in range(len(players))]
+        limit = len(players) / rate + 90.0
+        done = defer.DeferredList(bots)
+        timer = reactor.callLater(limit, lambda: [b.cancel() for b in bots])  # type: ignore[attr-defined]
+        await done
+        if timer.active():
+            timer.cancel()
+        out["server_cpu_ms_per_player"] = (cpu_seconds(pid) - cpu0) * 1e3 / len(players)
+        for c in clients:
+            c.abort()
+
+    def main(_reactor: Any) -> defer.Deferred[None]:
+        return defer.ensureDeferred(everyone())
+
+    try:
+        task.react(main)
+    except SystemExit as exit_:
+        if exit_.code not in (0, None):
+            raise
+    return out
 
 
 if __name__ == "__main__":
