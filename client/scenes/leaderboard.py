@@ -98,7 +98,8 @@ class LeaderboardScene(Scene):
         width = INNER - 32
         self._me_h = 28 + (paragraph_height(self.ctx.fonts, note, 13, width) + 4 if note else 0) + 16
         top = ME_Y + self._me_h + 44
-        self.rows.rect = pygame.Rect(LEFT, top, INNER, 844 - 16 - top)
+        shown = min(844, self.ctx.visible().height)  # a short window: the list ends where it is seen
+        self.rows.rect = pygame.Rect(LEFT, top, INNER, shown - 16 - top)
         self.rows.count = 0 if board is None else len(board.top)
         self.rows.scroll_to(self.rows.offset)
         self.widgets.set([

@@ -57,9 +57,8 @@ class ProfileScene(Scene):
         self.lobby = lobby
         self.player = player
         self.widgets = WidgetGroup(ctx.invalidate, lambda: self.ctx.keyboard)
-        bottom = KEYS_Y - 34 if player is None else 844 - 16
-        self.rows = ScrollRows(pygame.Rect(LEFT, RECENT_Y + 34, INNER, bottom - RECENT_Y - 34), ROW_H,
-                               invalidate=ctx.invalidate)
+        self.rows = ScrollRows(pygame.Rect(LEFT, RECENT_Y + 34, INNER, 10), ROW_H, invalidate=ctx.invalidate)
+        self.keys_y = KEYS_Y
         self._seen: object = None
 
     @property
@@ -121,6 +120,10 @@ class ProfileScene(Scene):
     def _rebuild(self) -> None:
         self._seen = self._state()
         t = self.ctx.t
+        shown = min(844, self.ctx.visible().height)  # a short window: the key row and the list's end in view
+        self.keys_y = shown - 16 - 50
+        bottom = self.keys_y - 34 if self.player is None else shown - 16
+        self.rows.rect = pygame.Rect(LEFT, RECENT_Y + 34, INNER, max(ROW_H, bottom - RECENT_Y - 34))
         profile = self._profile()
         self.rows.count = 0 if profile is None else len(profile.recent)
         self.rows.scroll_to(self.rows.offset)
@@ -131,9 +134,9 @@ class ProfileScene(Scene):
             half = (INNER - 10) // 2
             has_key = players is not None and players.loaded.key is not None
             buttons += [
-                Button(pygame.Rect(LEFT, KEYS_Y, half, 50), lambda: t("player.export"), self.export_key, icon="export",
+                Button(pygame.Rect(LEFT, self.keys_y, half, 50), lambda: t("player.export"), self.export_key, icon="export",
                        icon_color=palette.ME_LIGHT, name="key_export", enabled=has_key, text_size=15),
-                Button(pygame.Rect(LEFT + half + 10, KEYS_Y, INNER - half - 10, 50), lambda: t("player.import"),
+                Button(pygame.Rect(LEFT + half + 10, self.keys_y, INNER - half - 10, 50), lambda: t("player.import"),
                        self.import_key, icon="person", icon_color=palette.ME_LIGHT, name="key_import", text_size=15),
             ]
         self.widgets.set(buttons)
@@ -218,7 +221,7 @@ class ProfileScene(Scene):
 
     def _key_title(self, canvas: pygame.Surface) -> None:
         blit_text(canvas, self.ctx.fonts, self.ctx.t("player.key_title"), 13, palette.INK_FAINT, bold=True,
-                  midleft=(LEFT + 4, KEYS_Y - 16))
+                  midleft=(LEFT + 4, self.keys_y - 16))
 
     def _row(self, canvas: pygame.Surface, index: int, rect: pygame.Rect) -> None:
         ctx = self.ctx

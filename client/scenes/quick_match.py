@@ -32,7 +32,7 @@ from mineduel.client.scenes.game import GameScene
 from mineduel.client.scenes.popups import ConfirmPopup
 from mineduel.client.scenes.profile_keys import ImportKeyPopup
 from mineduel.client.scenes.quick_match_lobby import reconnect_for_identity
-from mineduel.client.scenes.quick_match_paint import QuickMatchPainter
+from mineduel.client.scenes.quick_match_paint import QuickMatchPainter, layout_for
 from mineduel.client.ui import palette
 from mineduel.client.ui.input import InputEvent, KeyEvent
 from mineduel.client.ui.widgets import Button, WidgetGroup
@@ -42,10 +42,7 @@ if TYPE_CHECKING:
 
 W, LEFT, INNER = 390, 8, 374
 TITLE_Y = 84
-BOTTOM = pygame.Rect(LEFT, 844 - 16 - 52, INNER, 52)
-RADAR_Y = 270  # the radar's centre
 PULSE = 1.6  # seconds per radar pulse
-CPU_BUTTON = pygame.Rect(LEFT + 16, 530 + 92, INNER - 32, 50)  # inside the offer's card (quick_match_paint)
 
 
 class QuickMatchScene(Scene):
@@ -62,6 +59,7 @@ class QuickMatchScene(Scene):
         self.started_at = ctx.clock()
         self.rebuilds = 0
         self.painter = QuickMatchPainter(self)
+        self.layout = layout_for(ctx.visible().height)
 
     # ----- state ------------------------------------------------------------------------------------
     @property
@@ -214,7 +212,7 @@ class QuickMatchScene(Scene):
         if state != self._seen:
             self._rebuild()
         elif page == "searching":
-            self.ctx.invalidate(pygame.Rect(0, RADAR_Y - 110, W, 220))  # the radar's pulse
+            self.ctx.invalidate(pygame.Rect(0, self.layout.radar_y - 110, W, 220))  # the radar's pulse
 
     def next_wakeup(self, now: float) -> float | None:
         if self._covered:
@@ -227,6 +225,8 @@ class QuickMatchScene(Scene):
     def _rebuild(self) -> None:
         self.rebuilds += 1
         self.page = page = self.page_for_state()
+        self.layout = lay = layout_for(self.ctx.visible().height)
+        bottom = pygame.Rect(LEFT, lay.bottom, INNER, 52)
         self._seen = self._state()
         t = self.ctx.t
         buttons = [Button(pygame.Rect(LEFT, 8, 46, 46), lambda: "", self.cancel, style="ghost", icon="back",
@@ -234,34 +234,34 @@ class QuickMatchScene(Scene):
         quick = self.quick()
         if page == "searching":
             if quick is not None and quick.cpu_offer:
-                buttons.append(Button(CPU_BUTTON, lambda: t("quick.play_cpu"),
+                buttons.append(Button(pygame.Rect(LEFT + 16, lay.cpu_y + 92, INNER - 32, 50), lambda: t("quick.play_cpu"),
                                       self.play_cpu, style="secondary", icon="cpu", icon_color=palette.OPP,
                                       name="quick_cpu", text_size=16))
-            buttons.append(Button(BOTTOM, lambda: t("quick.cancel"), self.cancel, style="ghost", icon="close",
+            buttons.append(Button(bottom, lambda: t("quick.cancel"), self.cancel, style="ghost", icon="close",
                                   name="quick_cancel"))
         elif page == "matched":
             confirmed = self.players is not None and self.players.queue.state is Quick.CONFIRMED
             room_ready = quick is not None and quick.room_ready
             left = quick.confirm_left if quick is not None else None
-            buttons.append(Button(pygame.Rect(LEFT, 640, INNER, 60),
+            buttons.append(Button(pygame.Rect(LEFT, lay.ready_y, INNER, 60),
                                   lambda: t("quick.ready_done") if confirmed else t("quick.ready"), self.ready,
                                   style="selected" if confirmed else "primary", icon="check" if confirmed else None,
                                   enabled=not confirmed and room_ready and (left is None or left > 0), name="quick_ready",
                                   text_size=20))
         elif page == "notice":
-            buttons.append(Button(pygame.Rect(LEFT, 520, INNER, 56), lambda: t("quick.search_again"), self.again,
+            buttons.append(Button(pygame.Rect(LEFT, lay.again_y, INNER, 56), lambda: t("quick.search_again"), self.again,
                                   style="primary", icon="restart", name="quick_again", text_size=18))
-            buttons.append(Button(BOTTOM, lambda: t("action.back"), self.cancel, style="ghost", icon="back",
+            buttons.append(Button(bottom, lambda: t("action.back"), self.cancel, style="ghost", icon="back",
                                   name="quick_done"))
         elif page == "key_damaged":
-            buttons.append(Button(pygame.Rect(LEFT, 470, INNER, 54), lambda: t("player.new_identity.confirm"),
+            buttons.append(Button(pygame.Rect(LEFT, lay.again_y - 64, INNER, 54), lambda: t("player.new_identity.confirm"),
                                   self.new_identity, style="primary", icon="person", name="key_new", text_size=17))
-            buttons.append(Button(pygame.Rect(LEFT, 534, INNER, 54), lambda: t("player.import"), self.import_key,
+            buttons.append(Button(pygame.Rect(LEFT, lay.again_y, INNER, 54), lambda: t("player.import"), self.import_key,
                                   icon="export", icon_color=palette.ME_LIGHT, name="key_import", text_size=17))
-            buttons.append(Button(BOTTOM, lambda: t("action.back"), self.cancel, style="ghost", icon="back",
+            buttons.append(Button(bottom, lambda: t("action.back"), self.cancel, style="ghost", icon="back",
                                   name="quick_done"))
         else:  # identity, identity_error, key_unavailable
-            buttons.append(Button(BOTTOM, lambda: t("action.back"), self.cancel, style="ghost", icon="back",
+            buttons.append(Button(bottom, lambda: t("action.back"), self.cancel, style="ghost", icon="back",
                                   name="quick_done"))
         focus = self.widgets.focused()
         self.widgets.set(buttons)

@@ -5,6 +5,7 @@ lobby's painter does for the lobby (pixels here, pages and commands there)."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pygame
@@ -19,9 +20,40 @@ if TYPE_CHECKING:
 
 W, LEFT, INNER = 390, 8, 374
 TITLE_Y = 84
-RADAR_Y = 270  # the radar's centre
 PULSE = 1.6  # seconds per radar pulse
-CPU_CARD_Y = 530  # the CPU offer's card (its button: quick_match.CPU_BUTTON)
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where each page puts things for the height the window shows (``ctx.visible()``): on a short
+    window (320×568 shows 692 of the 844 canvas rows) everything that matters — Ready and its
+    countdown, Cancel, the CPU offer — stays in view without scrolling."""
+
+    bottom: int  # the bottom buttons' top
+    radar_y: int
+    searching_y: int
+    clock_y: int
+    own_y: int
+    cpu_y: int  # the CPU offer's card (its button at cpu_y + 92)
+    found_y: int
+    cards_y: int
+    card_h: int
+    ring_y: int
+    line_y: int
+    ready_y: int
+    message_y: int
+    again_y: int
+
+
+def layout_for(height: int) -> Layout:
+    """The full layout at 844 rows; a compact one below 800."""
+    h = min(844, height)
+    if h >= 800:
+        return Layout(bottom=h - 16 - 52, radar_y=270, searching_y=410, clock_y=460, own_y=506, cpu_y=530, found_y=140,
+                      cards_y=208, card_h=188, ring_y=500, line_y=574, ready_y=640, message_y=300, again_y=520)
+    return Layout(bottom=h - 16 - 52, radar_y=212, searching_y=336, clock_y=380, own_y=418, cpu_y=h - 16 - 52 - 12 - 156,
+                  found_y=124, cards_y=180, card_h=176, ring_y=428, line_y=494, ready_y=h - 16 - 60, message_y=260,
+                  again_y=h - 16 - 52 - 12 - 56)
 
 
 class QuickMatchPainter:
@@ -43,8 +75,9 @@ class QuickMatchPainter:
             draw(canvas)
         scene.widgets.draw(canvas, ctx.fonts, area)
 
-    def _message(self, canvas: pygame.Surface, icon: str, color: palette.Color, text: str, y: int = 300) -> int:
+    def _message(self, canvas: pygame.Surface, icon: str, color: palette.Color, text: str, y: int | None = None) -> int:
         ctx = self.ctx
+        y = self.scene.layout.message_y if y is None else y
         canvas.blit(shapes.circle(88, palette.mix(palette.CARD, color, 0.18)), (W // 2 - 44, y - 110))
         mark = shapes.icon(icon, 44, color)
         canvas.blit(mark, mark.get_rect(center=(W // 2, y - 66)))
@@ -82,7 +115,8 @@ class QuickMatchPainter:
 
     def _draw_key_damaged(self, canvas: pygame.Surface) -> None:
         ctx = self.ctx
-        bottom = self._message(canvas, "warning", palette.WARN, ctx.t("player.key_damaged.title"), y=240)
+        bottom = self._message(canvas, "warning", palette.WARN, ctx.t("player.key_damaged.title"),
+                               y=self.scene.layout.message_y - 60)
         text = ctx.t("player.key_damaged.body")
         h = paragraph_height(ctx.fonts, text, 15, INNER - 40)
         blit_paragraph(canvas, ctx.fonts, text, 15, palette.INK_SOFT, pygame.Rect(LEFT + 20, bottom + 14, INNER - 40, h + 4),
@@ -99,7 +133,8 @@ class QuickMatchPainter:
         quick = self.scene.quick()
         now = ctx.clock()
         # The radar: three rings growing and fading, one pulse every PULSE seconds.
-        cx, cy = W // 2, RADAR_Y
+        lay = self.scene.layout
+        cx, cy = W // 2, lay.radar_y
         for i in range(3):
             phase = ((now - self.scene.started_at) / PULSE + i / 3) % 1.0
             radius = int(46 + phase * 62)
@@ -111,19 +146,18 @@ class QuickMatchPainter:
         mark = shapes.icon("online", 46, palette.ON_ACCENT)
         canvas.blit(mark, mark.get_rect(center=(cx, cy)))
         elapsed = 0 if quick is None else quick.elapsed
-        blit_text(canvas, ctx.fonts, t("quick.searching"), 20, palette.INK, bold=True, center=(W // 2, 410))
+        blit_text(canvas, ctx.fonts, t("quick.searching"), 20, palette.INK, bold=True, center=(W // 2, lay.searching_y))
         clock = f"{elapsed // 60}:{elapsed % 60:02d}"
-        blit_text(canvas, ctx.fonts, clock, 40, palette.PRIMARY, bold=True, center=(W // 2, 460))
-        self._own_line(canvas, 506)
+        blit_text(canvas, ctx.fonts, clock, 40, palette.PRIMARY, bold=True, center=(W // 2, lay.clock_y))
+        self._own_line(canvas, lay.own_y)
         if quick is not None and quick.notice is not None:
             self._banner(canvas, t(quick.notice), 120)
         if quick is not None and quick.cpu_offer:
-            card = pygame.Rect(LEFT, CPU_CARD_Y, INNER, 156)
+            card = pygame.Rect(LEFT, lay.cpu_y, INNER, 156)
             canvas.blit(shapes.rounded(card.size, 16, palette.CARD, 1, palette.CARD_BORDER), card)
-            canvas.blit(shapes.icon("cpu", 18, palette.OPP), (card.left + 14, card.top + 13))
             text = t("quick.cpu_offer")
-            size = ctx.fonts.fit_size(text, 15, INNER - 56, True)
-            blit_text(canvas, ctx.fonts, text, size, palette.INK, bold=True, midleft=(card.left + 40, card.top + 22))
+            size = ctx.fonts.fit_size(text, 15, INNER - 32, True)
+            blit_text(canvas, ctx.fonts, text, size, palette.INK, bold=True, midleft=(card.left + 16, card.top + 22))
             note = t("quick.cpu_offer_note")
             blit_paragraph(canvas, ctx.fonts, note, 13, palette.INK_SOFT,
                            pygame.Rect(card.left + 16, card.top + 42, INNER - 32, 40), max_lines=2)
@@ -145,11 +179,12 @@ class QuickMatchPainter:
         if quick is None or quick.matched is None or players is None:
             return
         matched = quick.matched
-        blit_text(canvas, fonts, t("quick.found"), 24, palette.INK, bold=True, center=(W // 2, 140))
+        lay = self.scene.layout
+        blit_text(canvas, fonts, t("quick.found"), 24, palette.INK, bold=True, center=(W // 2, lay.found_y))
         if matched.rated:
             chip = t("quick.rated")
             w = fonts.width(chip, 13, True) + 24
-            rect = pygame.Rect(W // 2 - w // 2, 164, w, 26)
+            rect = pygame.Rect(W // 2 - w // 2, lay.found_y + 24, w, 26)
             canvas.blit(shapes.rounded(rect.size, 13, palette.mix(palette.CARD, palette.PRIMARY, 0.25)), rect)
             blit_text(canvas, fonts, chip, 13, palette.PRIMARY, bold=True, center=rect.center)
         identity = players.identity
@@ -158,7 +193,7 @@ class QuickMatchPainter:
         them = (matched.opponent.display, matched.opponent.rating, matched.opponent.provisional)
         w = (INNER - 44) // 2
         for i, ((name, rating, provisional), color) in enumerate(((me, palette.ME), (them, palette.OPP))):
-            rect = pygame.Rect(LEFT + i * (w + 44), 208, w, 188)
+            rect = pygame.Rect(LEFT + i * (w + 44), lay.cards_y, w, lay.card_h)
             canvas.blit(shapes.rounded(rect.size, 18, palette.CARD, 1, palette.CARD_BORDER), rect)
             canvas.blit(shapes.circle(52, color), (rect.centerx - 26, rect.top + 16))
             canvas.blit(shapes.icon("person", 32, palette.ON_ACCENT), (rect.centerx - 16, rect.top + 26))
@@ -169,16 +204,17 @@ class QuickMatchPainter:
                       center=(rect.centerx, rect.top + 108))
             if rating is not None:
                 blit_text(canvas, fonts, rating_text(rating, provisional), 26, palette.PRIMARY if i else palette.ME_LIGHT,
-                          bold=True, center=(rect.centerx, rect.top + 140))
+                          bold=True, center=(rect.centerx, rect.bottom - 48))
                 if provisional:
                     small = t("rating.provisional")
                     blit_text(canvas, fonts, small, fonts.fit_size(small, 12, rect.width - 12), palette.INK_FAINT,
-                              center=(rect.centerx, rect.top + 168))
-        blit_text(canvas, fonts, t("quick.versus"), 18, palette.INK_SOFT, bold=True, center=(W // 2, 208 + 94))
+                              center=(rect.centerx, rect.bottom - 20))
+        blit_text(canvas, fonts, t("quick.versus"), 18, palette.INK_SOFT, bold=True,
+                  center=(W // 2, lay.cards_y + lay.card_h // 2))
         # The confirm countdown: a ring that empties, the seconds inside.
         left = quick.confirm_left
         total = max(1.0, min(60.0, matched.confirm.left))
-        cx, cy = W // 2, 500
+        cx, cy = W // 2, lay.ring_y
         canvas.blit(shapes.circle(112, palette.CARD_RAISED), (cx - 56, cy - 56))
         if left is not None:
             exact = players.queue.confirm_left() or 0.0
@@ -197,6 +233,6 @@ class QuickMatchPainter:
         else:
             line = t("quick.press_ready")
         h = paragraph_height(fonts, line, 15, INNER - 20)
-        blit_paragraph(canvas, fonts, line, 15, palette.INK_SOFT, pygame.Rect(LEFT + 10, 574, INNER - 20, h + 4),
+        blit_paragraph(canvas, fonts, line, 15, palette.INK_SOFT, pygame.Rect(LEFT + 10, lay.line_y, INNER - 20, h + 4),
                        align="center", max_lines=2)
 
