@@ -31,8 +31,8 @@ property tests (tests/server/test_glicko2.py).
 Numerical guards [our choice]: the expected score is computed as a logistic that cannot
 overflow, and a rating difference is taken as at most 30 on the Glicko-2 scale (≈ 5,200 points
 when g = 1) so a game between absurdly different ratings keeps every intermediate finite; the
-Illinois iteration stops at :data:`ILLINOIS_MAX_STEPS` (it converges in under ten on every case
-seen) and keeps its bracketed estimate.
+Illinois iteration stops at :data:`ILLINOIS_MAX_STEPS` (it took at most 11 steps over 20,000
+random games of realistic ratings) and keeps its bracketed estimate.
 """
 
 from __future__ import annotations

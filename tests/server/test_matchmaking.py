@@ -373,3 +373,37 @@ def test_a_crowd_of_one_address_meets_a_stranger_at_once() -> None:
     assert q.pair(61.0) == []
     q.join(_w("stranger", 3000.0, since=62.0, address="elsewhere"))
     assert _names(q.pair(62.0)) == [("c0", "stranger")]
+
+
+def test_the_memory_of_last_opponents_and_offences_is_bounded() -> None:
+    """Past ``memory`` addresses (players) the oldest is forgotten: a flood of one-off pairings or
+    offenders cannot grow the queue's bookkeeping without bound."""
+    q = QuickMatchQueue(PairingPolicy(memory=4))
+    q.record_pairing("A", "B")
+    q.record_pairing("C", "D")
+    q.record_pairing("E", "F")  # 6 addresses > 4: A and B are forgotten
+    q.join(_w("a", 1500.0, address="A"))
+    q.join(_w("b", 1500.0, address="B"))
+    q.join(_w("x", 3000.0, address="X"))
+    assert _names(q.pair(0.0)) == [("a", "b")]
+    for k in range(3):
+        q.penalise("ann", float(k))  # ann: a third offence, 30 s
+    for name in ("p1", "p2", "p3", "p4"):
+        q.penalise(name, 3.0)
+    q.join(_w("ann", 1500.0, since=3.0))  # forgotten: no wait
+    q.join(_w("bob", 1500.0, since=3.0))
+    assert _names(q.pair(3.0)) == [("ann", "bob")]
+
+
+def test_a_long_run_keeps_its_wake_times_bounded() -> None:
+    """Joins and leaves for a long time around a few who never meet: the stale wake times are dropped."""
+    q = QuickMatchQueue(POLICY)
+    for i in range(10):
+        q.join(_w(f"stay{i}", 1000.0 + i, address="one"))
+    for k in range(20_000):
+        now = k * 0.001
+        q.join(_w(f"n{k}", 1000.0 + k % 10, since=now, address="one"))
+        q.pair(now)
+        q.leave(f"n{k}")
+    assert len(q) == 10
+    assert len(q._wakes) <= 4 * len(q) + 1024  # (the bookkeeping itself: nothing else shows it)
