@@ -16,7 +16,7 @@ them): ``identify``/``rename`` at most ``identifies_per_address`` per ``identify
 token bucket), and at most ``new_players_per_address`` new keys per ``new_player_window``; past
 either, ``too_many_players`` and nothing changes (docs/SECURITY.md).
 
-The pair limit (docs/SECURITY.md, "Ratings"): of the rated matches two players finish against
+The pair limit (docs/SECURITY.md, "Players and ratings"): of the rated matches two players finish against
 each other, only the first ``rated_pair_limit`` in any ``rated_pair_window`` (24 h, Unix time)
 change ratings; later ones are played as ever and their ``match_end.rating`` says
 ``"unrated":"pair_limit"`` with no change.
