@@ -35,7 +35,8 @@ sends ``ready`` (with a client seed) and waits for ``match_start``, then idles u
 Printed: time from ``quick_match`` sent to ``matched`` read (p50/p95/max), the rating gap of
 the pairs (from ``matched``), the time from ``ready`` to ``match_start``, server CPU per player
 (``/proc/PID/stat``, the whole flow: connect, identify, queue, room, start) and the server's
-longest loop stall (the lag probe).
+longest loop stall (the lag probe). ``--server-arg=ARG`` passes one more option to the server
+(the smoke test uses ``--server-arg=--quick-any-after=1``).
 """
 
 from __future__ import annotations
@@ -254,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--server", action="store_true", help="against a real server on loopback (bounded counts)")
+    parser.add_argument("--server-arg", action="append", default=[], metavar="ARG",
+                        help="--server: one more mine-duel-server argument, e.g. --server-arg=--quick-any-after=1")
     parser.add_argument("--json", default=None, help="also write the raw results here")
     args = parser.parse_args(argv)
     policy = PairingPolicy()
@@ -324,7 +327,7 @@ def against_server(args: argparse.Namespace) -> int:
         probe = work / "probe.jsonl"
         cmd = [sys.executable, str(Path(__file__).resolve().parent / "server_probe.py"), "--probe", str(probe), "--",
                "--host", SERVER, "--port", str(port), "--no-discovery", "--db", str(db), "--log-level", "warn",
-               "--max-connections", str(args.players + 100)]
+               "--max-connections", str(args.players + 100), *args.server_arg]
         with open(work / "server.log", "wb") as log:
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
             try:

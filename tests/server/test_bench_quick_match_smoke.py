@@ -38,3 +38,18 @@ def test_crowd_scenario_reports_both_moments(tmp_path):
     result = json.loads(out.read_text())
     assert set(result) == {"t=10s", "t=100s"}
     assert all(r["pairs"] == r["arrivals"] for r in result.values())  # each stranger met one of the crowd
+
+
+def test_server_mode_matches_bots_on_a_real_server(tmp_path):
+    """--server: a real mine-duel-server on loopback, 20 bots (any opponent after 1 s so the last
+    ones do not wait a minute); everyone is matched and starts a match."""
+    out = tmp_path / "server.json"
+    proc = subprocess.run(
+        [sys.executable, str(BENCH.parent / "bench_quick_match.py"), "--server", "--players", "20", "--rate", "50",
+         "--server-arg=--quick-any-after=1", "--json", str(out)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "matched 20 of 20, match started 20, bot failures 0" in proc.stdout
+    result = json.loads(out.read_text())
+    assert result["server_error_lines"] == 0 and result["server_cpu_ms_per_player"] > 0
