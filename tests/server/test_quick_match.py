@@ -215,3 +215,31 @@ def test_dropping_out_of_a_quick_match_game_counts_as_leaving() -> None:
     assert leavers == []
     now = h.rooms.now()
     assert quick.queue.penalise(ann, now) == now + h.config.pairing.penalty_base  # one offence was counted before
+
+
+
+def test_the_pairing_loop_runs_on_the_clock_and_stops_with_the_server() -> None:
+    """ServerCore.start pairs every 0.5 s on the injected clock (without the pairing a join
+    schedules); stop cancels the loop and every confirmation timer."""
+    h = Harness()
+    a = h.connect("10.0.0.1")
+    b = h.connect("10.0.0.2")
+    identify(a, 1, "Ann")
+    identify(b, 2, "Bob")
+    quick = h.core.quick
+    for c in (a, b):
+        player = h.rooms.players.of(c.pid)
+        assert player is not None
+        quick._enter(c.pid, player, h.rooms.now())  # queued without the join's immediate pairing
+    h.turn()
+    h.core.start()
+    h.advance(0.4)
+    h.turn()
+    assert a.all("matched") == []
+    h.advance(0.1)
+    h.turn()
+    assert a.all("matched") and len(quick.confirms) == 1
+    (confirm,) = quick.confirms.values()
+    h.core.stop()
+    assert not confirm.call.active() and quick._loop is None
+    assert all(not call.active() for call in h.clock.getDelayedCalls())
