@@ -343,8 +343,10 @@ class ResultPanel:
         fonts, t = self.ctx.fonts, self.ctx.t
         delta = change_text(change.change)
         tone = palette.GOOD if change.change >= 0.5 else palette.OPP if change.change <= -0.5 else palette.INK_SOFT
-        after = t("rating.after", rating=rating_text(change.after, change.provisional))
-        size = fonts.fit_size(after, 12, 104)
+        unrated = f"rating.unrated.{change.unrated}"  # void, or this pair's rated games of the day are used
+        after = t(unrated) if change.unrated and self.ctx.tr.has(unrated) else t(
+            "rating.after", rating=rating_text(change.after, change.provisional))
+        size = fonts.fit_size(after, 12, 150)
         w = max(fonts.width(delta, 22, True), fonts.width(after, size)) + 24
         rect = pygame.Rect(PANEL.right - 14 - w, PANEL.top + 14, w, 56)
         canvas.blit(shapes.rounded(rect.size, 14, palette.mix(palette.CARD, tone, 0.16), 1, tone), rect)

@@ -46,7 +46,7 @@ from mineduel.client.scenes.base import Context, Scene
 from mineduel.client.scenes.game import GameScene
 from mineduel.client.scenes.lobby_paint import LobbyPainter
 from mineduel.client.scenes.lobby_seats import Seats, lan_entries
-from mineduel.client.scenes.quick_match_lobby import add_player_buttons
+from mineduel.client.scenes.quick_match_lobby import add_home_quick, add_player_buttons
 from mineduel.client.scenes.spectate_lobby import WatchEntry
 from mineduel.client.tokens import SavedSession, TokenStore
 from mineduel.client.ui import palette
@@ -415,6 +415,7 @@ class OnlineScene(Scene):
                                       self.play_cpu, style="primary", icon="cpu", name="play_cpu_main"))
                 y += text_h + 32 + 60 + 16
             enabled = self.tokens_ok and c is not None
+            y = add_home_quick(self, buttons, y)  # issue 20: Quick match on the last search's server
             button(58, lambda: t("friend.host"), self.seats.host, style="primary", icon="online", name="host",
                    enabled=enabled and c.services.start_host is not None if c else False, text_size=19)
             y += 6

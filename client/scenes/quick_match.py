@@ -31,7 +31,7 @@ from mineduel.client.scenes.base import Context, Scene
 from mineduel.client.scenes.game import GameScene
 from mineduel.client.scenes.popups import ConfirmPopup
 from mineduel.client.scenes.profile_keys import ImportKeyPopup
-from mineduel.client.scenes.quick_match_lobby import reconnect_for_identity
+from mineduel.client.scenes.quick_match_lobby import reconnect_for_identity, remember
 from mineduel.client.scenes.quick_match_paint import QuickMatchPainter, layout_for
 from mineduel.client.ui import palette
 from mineduel.client.ui.input import InputEvent, KeyEvent
@@ -107,6 +107,7 @@ class QuickMatchScene(Scene):
         players = self.players
         if players is not None:
             players.queue.notice = None
+        remember(self.lobby)  # the home page offers this server next time (quick_match_lobby.py)
         self.lobby.seats.with_name(self._named)
         self._rebuild()
 

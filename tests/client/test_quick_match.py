@@ -12,13 +12,16 @@ import logging
 from dataclasses import replace
 
 import pytest
+from support.client_driver import Driver
 from support.inprocess import InProcessServer
 from support.players_fake import App, PlayersFake
 
-from mineduel.client.online_client import Conn
+from mineduel.client.online_client import Conn, OnlineServices
 from mineduel.client.player_key import FILE_NAME, KeyStore, valid_key
 from mineduel.client.player_session import CPU_OFFER_AFTER, Quick
 from mineduel.client.scenes.game import GameScene
+from mineduel.client.scenes.online import OnlineScene
+from mineduel.client.scenes.quick_match import QuickMatchScene
 from mineduel.client.tokens import TokenStore
 
 
@@ -366,3 +369,44 @@ def test_two_apps_quick_match_on_the_real_server_and_see_their_ratings_move(tmp_
     finally:
         ann.close()
         bob.close()
+
+
+def test_the_home_page_offers_quick_match_on_the_last_searchs_server(tmp_path, fake):
+    """Which server (issue 20): the one the player searched on last, one click from the home page."""
+    first = App(tmp_path, fake)
+    first.search()
+    first.click("quick_cancel")
+    first.close()
+    saved = json.loads((tmp_path / "data" / "quick-server.json").read_text())
+    assert (saved["host"], saved["port"]) == ("127.0.0.1", 47650) and "key" not in json.dumps(saved)
+    d = Driver(tmp_path, language="en", online_services=lambda: OnlineServices(
+        connect=fake.connector(), tokens=TokenStore(tmp_path / "data"), clipboard=lambda text: True))
+    try:
+        d.app.ctx.settings = replace(d.app.ctx.settings, player_name="Ann")
+        d.click_named("friend")
+        d.frame()
+        lobby = next(s for s in d.app.stack.scenes if isinstance(s, OnlineScene))
+        assert lobby.page == "home"
+        button = lobby.widgets.by_name("quick_home")
+        assert "127.0.0.1:47650" in button.label()
+        d.click_named("quick_home")
+        for _ in range(4):
+            d.frame()
+        assert isinstance(d.app.stack.top, QuickMatchScene) and d.app.stack.top.page == "searching"
+        assert len(fake.requests("quick_match")) == 2
+    finally:
+        d.close()
+
+
+def test_a_damaged_last_server_file_is_no_button(tmp_path, fake):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "quick-server.json").write_text('{"host": "a b", "port": 99999}')
+    d = Driver(tmp_path, language="en", online_services=lambda: OnlineServices(
+        connect=fake.connector(), tokens=TokenStore(folder), clipboard=lambda text: True))
+    try:
+        d.click_named("friend")
+        lobby = next(s for s in d.app.stack.scenes if isinstance(s, OnlineScene))
+        assert not any(b.name == "quick_home" for b in lobby.widgets.buttons)
+    finally:
+        d.close()
