@@ -188,11 +188,17 @@ class QuickMatch:
             fx.send(peers[sid], m.Matched(room.code, tokens[sid], sid, opponent, True, deadline))
             fx.send(peers[sid], presenter.room(room, room.seats[sid], env))
         rooms.perform(fx)  # (pair() recorded the address pair for the no-back-to-back rule)
-        call = self.clock.callLater(env.config.quick_confirm_seconds, self._confirm_due, room.code)
+        call = self.clock.callLater(env.config.quick_confirm_seconds, self._confirm_timer, room.code)
         self.confirms[room.code] = Confirm(room.code, (a, b), call)
         if env.may_log(""):
             log.info("quick_matched room={room} gap={gap:.0f} waited={waited:.1f}", room=room.code,
                      gap=abs(a.rating - b.rating), waited=now - a.since)
+
+    def _confirm_timer(self, code: str) -> None:
+        try:
+            self._confirm_due(code)
+        except Exception:  # noqa: BLE001 - logged; a timer must not take the reactor's error path
+            log.failure("quick-match confirmation failed room={room}", room=code)
 
     def _confirm_due(self, code: str) -> None:
         """The confirmation ran out: a room whose match did not start is dissolved (§17)."""
