@@ -63,6 +63,7 @@ class SpectateScene(Scene):
         self.widgets = WidgetGroup(ctx.invalidate, lambda: self.ctx.keyboard)
         self.paint = SpectatePainter(self)
         self._seen = watcher.seen()
+        self._problem = self.problem()
         self._follow()
         self.relayout()
 
@@ -215,9 +216,17 @@ class SpectateScene(Scene):
             self.events = events
 
     def _changed(self) -> None:
+        """A new view (or status): the board redraws its changed cells itself; the words around it are
+        redrawn; the buttons are laid out again only when watching stopped or started again."""
         self._follow()
         self._seen = self.watcher.seen()
-        self.relayout()
+        problem = self.problem()
+        if problem != self._problem:
+            self._problem = problem
+            self.relayout()
+            return
+        for rect in self.paint.WORDS:
+            self.ctx.invalidate(rect)
 
     # ----- the frame ------------------------------------------------------------------------------------------------
     def update(self, now: float) -> None:
@@ -228,7 +237,8 @@ class SpectateScene(Scene):
             self._changed()
         elif seen != self._seen:
             self._seen = seen
-            self.ctx.invalidate(None)  # a countdown ticked
+            for rect in self.paint.TICKING:  # a countdown ticked: the cards, the banner, the footer
+                self.ctx.invalidate(rect)
         board = self.paint.board
         board.update(now)
 

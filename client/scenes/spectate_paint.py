@@ -47,6 +47,8 @@ class SpectatePainter:
 
     LEAVE = END_TURN.copy()
     LANGUAGE = pygame.Rect(HEADER.right - 54, 8, 46, 46)
+    TICKING = (pygame.Rect(0, PLAYERS_Y - 4, 390, PLAYERS_H + 8), INFO.inflate(8, 8), MODE_BAR.inflate(8, 8))
+    WORDS = (HEADER, *TICKING, STATUS.inflate(16, 4))  # everything but the board and Leave
 
     def __init__(self, scene: SpectateScene) -> None:
         self.scene = scene
@@ -69,9 +71,12 @@ class SpectatePainter:
 
     def draw(self, canvas: pygame.Surface, area: pygame.Rect) -> None:
         canvas.fill(palette.BACKGROUND, area)
-        self.header(canvas)
-        self.players(canvas)
-        self.status(canvas)
+        if area.colliderect(HEADER):
+            self.header(canvas)
+        if area.colliderect(self.TICKING[0]):
+            self.players(canvas)
+        if area.colliderect(STATUS.inflate(16, 4)):
+            self.status(canvas)
         self.board.draw(canvas, area, self.ctx.clock())
         w = self.scene.watcher
         view = None if w.state is None else public_view(w.state)
@@ -79,8 +84,10 @@ class SpectatePainter:
             draw_reveal(canvas, area, self.board, view, w.reveal)
         if w.state is None or w.state.board is None:
             self.board_message(canvas)
-        self.info(canvas)
-        self.footer(canvas)
+        if area.colliderect(self.TICKING[1]):
+            self.info(canvas)
+        if area.colliderect(END_TURN.union(MODE_BAR)):
+            self.footer(canvas)
         problem = self.scene.problem()
         if problem is not None:
             self.problem(canvas, *problem)
