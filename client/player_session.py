@@ -160,7 +160,13 @@ class PlayerSession:
                                    on_error=self._identify_refused)
 
     def _identified(self, _msg: ServerMessage) -> None:
+        """``ok``: the ``player`` came before it — or, from a server that only pretends to know §17,
+        did not: then nothing here is offered on it (and identify is not sent again)."""
         self.identifying = False
+        if self.identity is None:
+            log.warning("online: the server accepted identify without naming a player; quick match is off here")
+            self.supported = False
+            return
         self.supported = True
 
     def _identify_refused(self, code: str) -> None:

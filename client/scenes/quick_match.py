@@ -28,6 +28,7 @@ import pygame
 from mineduel.client.player_key import KeyState
 from mineduel.client.player_session import PlayerSession, Quick, QuickSnapshot
 from mineduel.client.scenes.base import Context, Scene
+from mineduel.client.scenes.name_popup import NamePopup
 from mineduel.client.scenes.game import GameScene
 from mineduel.client.scenes.popups import ConfirmPopup
 from mineduel.client.scenes.profile_keys import ImportKeyPopup
@@ -108,7 +109,10 @@ class QuickMatchScene(Scene):
         if players is not None:
             players.queue.notice = None
         remember(self.lobby)  # the home page offers this server next time (quick_match_lobby.py)
-        self.lobby.seats.with_name(self._named)
+        if not self.ctx.settings.player_name:  # a rated opponent sees a name: asked even after a Skip
+            self.ctx.stack.open_popup(NamePopup(self.ctx, lambda _name: self._named()))
+        else:
+            self._named()
         self._rebuild()
 
     def _named(self) -> None:

@@ -410,3 +410,36 @@ def test_a_damaged_last_server_file_is_no_button(tmp_path, fake):
         assert not any(b.name == "quick_home" for b in lobby.widgets.buttons)
     finally:
         d.close()
+
+
+def test_quick_match_asks_a_name_first_even_after_a_skip(tmp_path, fake):
+    a = App(tmp_path, fake, name=None)
+    try:
+        a.click("quick")
+        popup = a.d.app.stack.popup
+        assert popup is not None and any(b.name == "name_skip" for b in popup.widgets.buttons)
+        a.click("name_skip")
+        scene = a.top
+        assert scene.page == "notice" and a.players.queue.notice == "quick.name_needed"
+        assert fake.requests("quick_match") == [] and fake.requests("identify") == []
+        a.click("quick_again")
+        popup = a.d.app.stack.popup
+        assert popup is not None  # asked again: an opponent sees the name
+        popup.field.set_text("Mina")
+        a.click("name_ok")
+        a.frames(3)
+        assert [m["name"] for m in fake.requests("identify")] == ["Mina"]
+        assert scene.page == "searching" and len(fake.requests("quick_match")) == 1
+    finally:
+        a.close()
+
+
+def test_a_server_that_says_ok_to_identify_without_a_player_is_not_asked_again(tmp_path, fake):
+    fake.replies["identify"] = lambda msg: [{"type": "ok", "request": "identify"}]
+    a = App(tmp_path, fake)
+    try:
+        a.frames(10)
+        assert len(fake.requests("identify")) == 1 and a.players.supported is False
+        assert not a.has_button("quick")
+    finally:
+        a.close()
