@@ -24,6 +24,7 @@ from mineduel.shared.wire.messages import (
     Joined,
     Leaderboard,
     Leave,
+    LiveRooms,
     MatchAction,
     Ok,
     Peek,
@@ -63,7 +64,7 @@ class Pending:
 
 def reply_id(msg: ServerMessage) -> RequestId | None:
     """The request id a reply echoes (only replies carry one)."""
-    if isinstance(msg, (Welcome, Error, Ok, Pong, RoomCreated, RoomInfo, Joined, RecordReply, Profile, Leaderboard)):
+    if isinstance(msg, (Welcome, Error, Ok, Pong, RoomCreated, RoomInfo, Joined, RecordReply, Profile, Leaderboard, LiveRooms)):
         return msg.id
     return None
 

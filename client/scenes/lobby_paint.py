@@ -161,9 +161,8 @@ class LobbyPainter:
         empty_y = lobby.ys.get("live_empty_y")
         if empty_y is not None:
             state = lobby.watching.live_state()
-            query = lobby.watching.query
             key = {"loading": "watch.live_loading", "none": "watch.live_none"}.get(state)
-            error = query.error if query is not None and query.error else "online.error.other"
+            error = lobby.watching.error or "online.error.other"
             text = t(key) if key is not None else t(error, detail="live_rooms")
             blit_paragraph(canvas, fonts, text, 14, palette.INK_FAINT, pygame.Rect(LEFT + 4, empty_y, INNER - 8, 44), max_lines=2)
 

@@ -556,7 +556,6 @@ class OnlineScene(Scene):
         if self.ctx.open_session is None:
             client.update()  # no app pumps it (a scene made on its own)
         client.players.follow_name(self.ctx.settings.player_name)  # identify / rename (issue 20)
-        self.watching.update()
         self.matches.follow(client)
         if self._covered:
             return  # rebuilt when uncovered (SceneStack.pop relayouts the new top)
@@ -573,9 +572,6 @@ class OnlineScene(Scene):
         if self.client is None:
             return None
         wake = self.client.next_wakeup()
-        live = self.watching.next_wakeup()
-        if live is not None:
-            wake = live if wake is None else min(wake, live)
         if self.page == "home" and self.next_scan is not None and not self._covered:
             wake = self.next_scan if wake is None else min(wake, self.next_scan)
         if self.searching or self.client.conn in (Conn.CONNECTING, Conn.RECONNECTING) or self.client.busy:

@@ -5,8 +5,9 @@
 * each waiting room the LAN scan lists has an eye button beside its row;
 * a room seen through a link (the room page) offers *Watch* under *Join* — also when it is full,
   which is exactly when a friend's match is worth watching;
-* the server page lists the server's live matches (``live_rooms``, PROTOCOL.md §16), one tap each,
-  and its code field has *Watch* beside *Join*;
+* the server page lists the server's live matches (``live_rooms``, PROTOCOL.md §16, asked on the
+  lobby's own connection when the page shows, and by its refresh button), one tap each, and its
+  code field has *Watch* beside *Join*;
 * ``mine-duel --watch LINK`` opens the spectator screen straight away (client/cli.py, app.py).
 
 Watching never takes a seat and needs no name: it opens the spectator screen
@@ -23,14 +24,16 @@ from typing import TYPE_CHECKING
 
 import pygame
 
+from mineduel.client.errors import error_key
 from mineduel.client.online_client import FoundServer, LanRoom
 from mineduel.client.scenes.lobby_seats import as_code, is_link, read_join_input
 from mineduel.client.scenes.spectate import SpectateScene, display_name
-from mineduel.client.spectate_client import LiveQuery, Watcher
+from mineduel.client.spectate_client import Watcher
 from mineduel.client.ui import palette
 from mineduel.client.ui.widgets import Button
-from mineduel.shared.wire import links
-from mineduel.shared.wire.messages import LiveRoom
+from mineduel.shared.wire import codec, links
+from mineduel.shared.wire.messages import LiveRoom, LiveRooms, LiveRoomsRequest, ServerMessage
+from mineduel.shared.wire.names import ErrorCode
 
 if TYPE_CHECKING:
     from mineduel.client.scenes.online import OnlineScene
@@ -47,8 +50,10 @@ class WatchEntry:
 
     def __init__(self, lobby: OnlineScene) -> None:
         self.lobby = lobby
-        self.query: LiveQuery | None = None
-        self.query_for: tuple[str, int] | None = None  # the server the live list is of
+        self.live: str = "idle"  # the live list: idle, asking, done or failed
+        self.rooms: tuple[LiveRoom, ...] = ()
+        self.error: str | None = None  # why the list failed (a catalog key)
+        self.asked_on: object = None  # the connection it was asked on (a new one asks again)
         self.scene: SpectateScene | None = None
         self.entries: list[tuple[LiveRoom, pygame.Rect]] = []  # the server page's live rows, as laid out
 
@@ -143,18 +148,47 @@ class WatchEntry:
 
     # ----- the server page's live list ----------------------------------------------------------------------
     def live_rows(self) -> list[LiveRoom]:
-        query = self.query
-        client = self.lobby.client
-        if query is None or query.status != "done" or client is None or self.query_for != client.address:
-            return []
-        return list(query.rooms[:LIVE_ROWS])
+        return list(self.rooms[:LIVE_ROWS]) if self.live == "done" else []
+
+    def live_state(self) -> str:
+        """``loading``, ``none``, ``rooms`` or ``failed`` (the server page's words for its list)."""
+        if self.live in ("idle", "asking"):
+            return "loading"
+        if self.live == "failed":
+            return "failed"
+        return "rooms" if self.rooms else "none"
+
+    def refresh(self, *, relayout: bool = True) -> None:
+        """Ask the connected server which matches are live, on the lobby's own connection."""
+        lobby = self.lobby
+        client = lobby.client
+        if client is None or not client.connected:
+            return
+        self.live, self.error = "asking", None
+        self.asked_on = client.connection.link
+        client.requests.send(lambda rid: LiveRoomsRequest(id=rid), on_ok=self._answered, on_error=self._refused)
+        if relayout and lobby.page == "server":
+            lobby.relayout()
+
+    def _answered(self, msg: ServerMessage) -> None:
+        if isinstance(msg, LiveRooms):
+            self.rooms = tuple(r for r in msg.rooms if _is_code(r.room))
+            self.live = "done"
+        if self.lobby.page == "server":
+            self.lobby.relayout()
+
+    def _refused(self, code: str) -> None:
+        self.live = "failed"
+        self.error = "watch.live_unsupported" if code == ErrorCode.UNKNOWN_TYPE else error_key(code)
+        if self.lobby.page == "server":
+            self.lobby.relayout()
 
     def add_live_rows(self, buttons: list[Button], y: int) -> int:
         """The server page's live matches from ``y``: a refresh button, then a row each (or room for
         the words saying why none); the ``y`` below them. Asked once when the page shows a server."""
         lobby = self.lobby
         c = lobby.client
-        if c is not None and c.address is not None and self.query_for != c.address:
+        if c is not None and c.connected and self.asked_on is not c.connection.link:
             self.refresh(relayout=False)
         left, inner = 8, 374
         lobby.ys["live_y"] = y
@@ -178,41 +212,13 @@ class WatchEntry:
             y += 44
         return y
 
-    def live_state(self) -> str:
-        """``loading``, ``none``, ``rooms`` or ``failed`` (the server page's words for its list)."""
-        query = self.query
-        if query is None or query.status in ("idle", "asking"):
-            return "loading"
-        if query.status == "failed":
-            return "failed"
-        return "rooms" if query.rooms else "none"
-
-    def refresh(self, *, relayout: bool = True) -> None:
-        """Ask the connected server which matches are live (the server page does when it opens)."""
-        lobby = self.lobby
-        client, services = lobby.client, lobby.services
-        if client is None or services is None or client.address is None:
-            return
-        if self.query is None:
-            self.query = LiveQuery(lambda: services.connect, lobby.ctx.clock, services.client_name)
-        self.query_for = client.address
-        self.query.start(*client.address, tls=client.tls, pin=client.pin)
-        if relayout and lobby.page == "server":
-            lobby.relayout()
-
-    def update(self) -> None:
-        """Pump the live list's question; the page is rebuilt when its answer arrives."""
-        query = self.query
-        if query is None:
-            return
-        before = query.status
-        query.update()
-        if query.status != before and self.lobby.page == "server":
-            self.lobby.relayout()
-
-    def next_wakeup(self) -> float | None:
-        return None if self.query is None else self.query.next_wakeup()
-
     def close(self) -> None:
-        if self.query is not None:
-            self.query.close()
+        self.live, self.asked_on = "idle", None
+
+
+def _is_code(text: str) -> bool:
+    try:
+        codec.room_code(text)
+    except ValueError:
+        return False
+    return True

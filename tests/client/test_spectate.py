@@ -220,6 +220,29 @@ def test_the_server_page_lists_live_matches_and_one_tap_watches(tmp_path, srv):
         s.close()
 
 
+def test_a_server_that_cannot_list_says_so_and_watch_by_code_still_works(tmp_path, srv):
+    """An older server answers live_rooms with unknown_type: the page says to type a code; Watch does."""
+    room = Room(srv, listed=True)
+    s = Spectator(tmp_path, srv)
+    try:
+        s.d.click_named("friend")
+        s.lobby.connect_to("192.168.1.5", 47650)
+        for _ in range(4):
+            s.d.frame()
+        watching = s.lobby.watching
+        watching._refused("unknown_type")  # what the session routes to it for that reply
+        assert watching.live_state() == "failed" and watching.error == "watch.live_unsupported"
+        assert not any(b.name.startswith("live:") for b in s.lobby.widgets.buttons)
+        s.d.app.render()
+        s.lobby.code_field.set_text(room.code)
+        s.d.click_named("watch_code")
+        s.d.frame()
+        assert s.scene.watcher.room == room.code and s.scene.watcher.state is not None
+        assert sum(type(m).__name__ == "LiveRoomsRequest" for m in s.sent) == 1  # on the lobby's connection, once
+    finally:
+        s.close()
+
+
 def test_mine_duel_watch_link_opens_the_spectator_screen(tmp_path, srv):
     """`mine-duel --watch LINK`: the spectator screen first; Leave shows the online screen."""
     room = Room(srv)
