@@ -21,7 +21,8 @@ into a rated room. Everything here is a rule about *who may meet whom, and when*
   anyone else is waiting if either one's last pairing was with the other: a pair farming rating
   must meet strangers in between, and on a busy server nearly always does. If the two are alone
   in the queue, they may meet. :meth:`pair` records the pairs it makes; :meth:`record_pairing`
-  is there for pairs made elsewhere (or remembered across a restart).
+  is there for pairs made elsewhere (or remembered across a restart). Any new pairing makes the
+  waiters held back by this rule look again (a new last opponent may have ended their hold).
 - **Leavers wait longer.** :meth:`penalise` (a player who left a matched room or did not confirm
   Ready) counts offences, each one's weight halving every ``penalty_half_life`` (1 h). The first
   offence is free (a dropped connection happens); after that the next join waits
@@ -31,8 +32,9 @@ into a rated room. Everything here is a rule about *who may meet whom, and when*
 
 Cost: the eligible waiters are kept in one list sorted by rating (``bisect``), each examination
 scans at most ``window`` waiters on each side, closest first, and each waiter carries the time its
-reach will cover its nearest candidate (a heap of wake times), so a call touches only the waiters
-something happened to — not the whole queue. Measured with 10,000 waiting in
+reach will cover its nearest candidate (a heap of wake times; a waiter examined and left waiting
+brings forward the wake of each waiter in its window that its arrival concerns), so a call
+touches only the waiters something happened to — not the whole queue. Measured with 10,000 waiting in
 benchmarks/bench_quick_match.py (docs/PERFORMANCE.md, "Quick match (issue 20)"). Penalised
 waiters wait apart (a heap by penalty end) until their penalty is over. A waiter whose reach is
 already "anyone" but whose window holds nobody it may meet (only its own address, or its last
@@ -142,6 +144,7 @@ class QuickMatchQueue:
         self._wakes: list[tuple[float, int, str]] = []  # (time, sequence, player): lazy, checked on pop
         self._parked: list[tuple[float, int, str]] = []  # (penalty_until, sequence, player)
         self._dirty: set[str] = set()
+        self._blocked: set[str] = set()  # examined with a last opponent in reach: again after any new pairing
         self._seq = 0
         self._last_opponent: OrderedDict[str, str] = OrderedDict()
         self._offences: OrderedDict[str, _Offences] = OrderedDict()
@@ -201,6 +204,9 @@ class QuickMatchQueue:
             self._last_opponent.move_to_end(mine)
         while len(self._last_opponent) > self.policy.memory:
             self._last_opponent.popitem(last=False)
+        # A new last opponent may end another pair's "back to back": those held back by it look again.
+        self._dirty.update(self._blocked)
+        self._blocked.clear()
 
     def penalise(self, player: str, now: float) -> float:
         """Count an offence (left a matched room, did not confirm Ready); returns until when the
@@ -236,8 +242,8 @@ class QuickMatchQueue:
             due = sorted((self._entries[p] for p in self._dirty if p in self._entries), key=lambda e: (e.who.since, e.key[1]))
             self._dirty.clear()
             for entry in due:
-                if entry.who.player not in self._entries or entry.parked:
-                    continue
+                if self._entries.get(entry.who.player) is not entry or entry.parked:
+                    continue  # paired (or penalised) earlier in this call
                 other = self._examine(entry, now)
                 if other is not None:
                     self._remove(entry)
@@ -263,28 +269,16 @@ class QuickMatchQueue:
 
     def _insert(self, entry: _Entry) -> None:
         """Into the sorted list; the newcomer is examined at the next :meth:`pair` (against every
-        waiter in its window, with either side's reach), and its close neighbours, whose nearest
-        candidate it may now be, wake no later than their reach will cover it."""
+        waiter in its window, with either side's reach)."""
         index = bisect.bisect_left(self._sorted, entry.key)
         self._sorted.insert(index, entry.key)
         self._per_address[entry.who.address] += 1
         self._dirty.add(entry.who.player)
-        for step in (-1, 1):
-            j = index + step
-            for _ in range(3):
-                if not 0 <= j < len(self._sorted):
-                    break
-                neighbour = self._entries[self._sorted[j][2]]
-                if self._may_meet(neighbour, entry):
-                    when = self._time_to_reach(neighbour, abs(neighbour.who.rating - entry.who.rating))
-                    if when > entry.start:  # (sooner: the newcomer's own examination finds it, oldest first)
-                        self._set_wake(neighbour, when)
-                    break
-                j += step
 
     def _remove(self, entry: _Entry) -> None:
         del self._entries[entry.who.player]
         self._dirty.discard(entry.who.player)
+        self._blocked.discard(entry.who.player)
         self._sleepers.pop(entry.who.player, None)
         if not entry.parked:
             index = bisect.bisect_left(self._sorted, entry.key)
@@ -312,16 +306,18 @@ class QuickMatchQueue:
                 self._dirty.add(player)
 
     def _may_meet(self, a: _Entry, b: _Entry) -> bool:
-        """Not the same player, not the same address (unless allowed), and not back to back while others
-        wait: either one's last opponent address is the other's (A met B, then B met C: A–B is still
-        A's repeat)."""
-        if a.who.player == b.who.player:
-            return False
-        if a.who.address == b.who.address and not self.policy.allow_same_address:
-            return False
+        """Not the same player, not the same address (unless allowed), and not back to back."""
+        return not self._one_side(a, b) and not self._back_to_back(a, b)
+
+    def _one_side(self, a: _Entry, b: _Entry) -> bool:
+        """The same player, or the same address (unless allowed)."""
+        return a.who.player == b.who.player or (a.who.address == b.who.address and not self.policy.allow_same_address)
+
+    def _back_to_back(self, a: _Entry, b: _Entry) -> bool:
+        """Either one's last opponent address is the other's (A met B, then B met C: A–B is still A's
+        repeat), while anyone else is waiting."""
         last = self._last_opponent
-        back_to_back = last.get(a.who.address) == b.who.address or last.get(b.who.address) == a.who.address
-        return not (back_to_back and len(self._entries) > 2)
+        return (last.get(a.who.address) == b.who.address or last.get(b.who.address) == a.who.address) and len(self._entries) > 2
 
     def _examine(self, entry: _Entry, now: float) -> _Entry | None:
         """The waiter this one meets now — of those in its window it may meet and either one's reach
@@ -330,8 +326,13 @@ class QuickMatchQueue:
         best: _Entry | None = None
         best_rank = (ANY, ANY, 0)
         nearest = ANY
+        blocked = False
+        later: list[tuple[_Entry, float]] = []  # may meet it, not yet: (waiter, distance)
         for other, distance in self._around(entry, self.policy.window):
-            if not self._may_meet(entry, other):
+            if self._one_side(entry, other):
+                continue
+            if self._back_to_back(entry, other):
+                blocked = True
                 continue
             if distance <= reach or distance <= self.reach(other.who, now):
                 rank = (other.who.since, distance, other.key[1])
@@ -339,11 +340,15 @@ class QuickMatchQueue:
                     best, best_rank = other, rank
             else:
                 nearest = min(nearest, distance)
+                later.append((other, distance))
         for player in islice(self._sleepers, self.policy.window):  # the oldest sleepers accept anyone
             other = self._entries[player]
             rank = (other.who.since, abs(other.who.rating - entry.who.rating), other.key[1])
-            if rank < best_rank and self._may_meet(entry, other):
-                best, best_rank = other, rank
+            if rank < best_rank and not self._one_side(entry, other):
+                if self._back_to_back(entry, other):
+                    blocked = True
+                else:
+                    best, best_rank = other, rank
         if best is None and reach == ANY:
             # Anyone will do, but nobody in the window may meet it: the closest one in the whole list,
             # if anyone of another address waits at all; else it sleeps until one joins.
@@ -356,6 +361,11 @@ class QuickMatchQueue:
                     self._set_wake(entry, now + self.policy.recheck)
         elif best is None:  # when its reach covers the nearest candidate (or becomes "anyone"), never in the past
             self._set_wake(entry, max(self._time_to_reach(entry, nearest), now + MIN_WAKE))
+        if best is None:
+            if blocked:
+                self._blocked.add(entry.who.player)
+            for other, distance in later:  # each of them wakes no later than its reach covers this one
+                self._set_wake(other, max(self._time_to_reach(other, distance), now + MIN_WAKE))
         return best
 
     def _around(self, entry: _Entry, count: int) -> Iterator[tuple[_Entry, float]]:

@@ -407,3 +407,61 @@ def test_a_long_run_keeps_its_wake_times_bounded() -> None:
         q.leave(f"n{k}")
     assert len(q) == 10
     assert len(q._wakes) <= 4 * len(q) + 1024  # (the bookkeeping itself: nothing else shows it)
+
+
+@settings(max_examples=200, deadline=None)
+@given(events)
+def test_no_pair_that_may_meet_is_left_waiting(script: list[tuple[str, int, float, str, float]]) -> None:
+    """After every pair(now), no two waiters past their penalties may meet and are within either
+    one's reach (checked by brute force over all pairs; 16 players fit in one window): the wake
+    times miss nobody."""
+    q = QuickMatchQueue(POLICY)
+    now = 0.0
+    last: dict[str, str] = {}
+    for action, who, rating, address, step in script:
+        now += step
+        player = f"p{who}"
+        if action == "join" and player not in q:
+            q.join(Waiting(player, rating, 100.0, address, now))
+        elif action == "leave":
+            q.leave(player)
+        elif action == "penalise":
+            q.penalise(player, now)
+        for a, b in q.pair(now):
+            last[a.address], last[b.address] = b.address, a.address
+        waiting = [w for p in (f"p{i}" for i in range(16)) if (w := q.waiting(p)) is not None and w.penalty_until <= now]
+        for i, a in enumerate(waiting):
+            for b in waiting[i + 1:]:
+                if a.address == b.address:
+                    continue
+                if len(q) > 2 and (last.get(a.address) == b.address or last.get(b.address) == a.address):
+                    continue
+                reach = max(q.reach(a, now), q.reach(b, now))
+                assert abs(a.rating - b.rating) > reach - 1e-6, (a, b, now)
+
+
+def test_a_newcomer_wakes_every_waiter_in_its_window_not_only_its_neighbour() -> None:
+    """x (RD 400, widest reach) sits behind c, which x may not meet (one address): when n joins,
+    x's reach covers n first (at 12.5 s), before c's or n's own, and x is woken for it then."""
+    q = QuickMatchQueue(POLICY)
+    q.join(_w("x", 1000.0, since=0.0, deviation=400.0, address="home"))
+    q.join(_w("c", 1100.0, since=9.0, address="home"))
+    assert q.pair(9.0) == []
+    q.join(_w("n", 1400.0, since=10.0, address="away"))
+    assert q.pair(10.0) == []
+    assert q.pair(12.4) == []
+    assert _names(q.pair(12.5)) == [("x", "n")]  # 75 + 10·12.5 + 200 = 400
+
+
+def test_a_new_pairing_ends_a_back_to_back_hold_at_once() -> None:
+    """a1 (A) and b1 (B) are held back (A and B met last); in the same call B meets C and A meets D,
+    so A–B is no longer back to back: a1 and b1 meet in that call too."""
+    q = QuickMatchQueue(POLICY)
+    q.record_pairing("A", "B")
+    q.join(_w("a1", 1500.0, address="A"))
+    q.join(_w("b1", 1500.0, address="B"))
+    q.join(_w("far", 3000.0, address="X"))
+    assert q.pair(0.0) == []
+    for name, rating, address in (("b2", 2000.0, "B"), ("c1", 2000.0, "C"), ("a2", 2500.0, "A"), ("d1", 2500.0, "D")):
+        q.join(_w(name, rating, since=1.0, address=address))
+    assert sorted(_names(q.pair(1.0))) == [("a1", "b1"), ("a2", "d1"), ("b2", "c1")]
