@@ -377,9 +377,10 @@ class OnlineClient:
         self.token = saved.token
         self.busy = "resume"
 
-    def create_room(self, *, listed: bool = False) -> None:
-        """Create a room and take its first seat (what *Host a game* does once welcomed, ``listed``)."""
-        self.requests.create_room(listed=listed)
+    def create_room(self, *, listed: bool = False, rated: bool | None = None) -> None:
+        """Create a room and take its first seat (what *Host a game* does once welcomed, ``listed``);
+        ``rated`` ``None``: as the server page's *Rated room* says (issue 20)."""
+        self.requests.create_room(listed=listed, rated=self.players.rated_room if rated is None else rated)
 
     def close(self) -> None:
         """Stop: close the connection, keep the token (the seat may be resumed later)."""

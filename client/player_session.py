@@ -120,6 +120,7 @@ class PlayerSession:
         self.profile_of: str | None = None  # the player id asked for (None: mine)
         self.leaderboard: Leaderboard | None = None
         self.leaderboard_error: str | None = None
+        self.rated_room = False  # the server page's choice: the next room created here is rated (§17)
 
     # ----- identity ---------------------------------------------------------------------------------
     def ensure_key(self) -> Loaded:
@@ -141,6 +142,7 @@ class PlayerSession:
         self.identity = None
         self.identifying = False
         self.error = None
+        self.rated_room = False  # chosen anew on each server
         self.queue.welcomed()
         name = self.wanted_name
         if name and self.supported is not False:
@@ -247,7 +249,7 @@ class PlayerSession:
         self.session.requests.send(lambda rid: GetProfile(player, rid), on_error=self._profile_refused)
 
     def _profile_refused(self, code: str) -> None:
-        self.profile_error = error_key(code)
+        self.profile_error = "profile.not_found" if code == ErrorCode.NOT_FOUND else error_key(code)
 
     def get_leaderboard(self) -> None:
         self.leaderboard_error = None

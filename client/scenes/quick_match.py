@@ -28,8 +28,8 @@ import pygame
 from mineduel.client.player_key import KeyState
 from mineduel.client.player_session import PlayerSession, Quick, QuickSnapshot
 from mineduel.client.scenes.base import Context, Scene
-from mineduel.client.scenes.name_popup import NamePopup
 from mineduel.client.scenes.game import GameScene
+from mineduel.client.scenes.name_popup import NamePopup
 from mineduel.client.scenes.popups import ConfirmPopup
 from mineduel.client.scenes.profile_keys import ImportKeyPopup
 from mineduel.client.scenes.quick_match_lobby import reconnect_for_identity, remember

@@ -136,7 +136,20 @@ def add_player_buttons(lobby: OnlineScene, buttons: list[Button], y: int) -> int
                           lambda: open_leaderboard(lobby), icon="trophy", icon_color=palette.PRIMARY, name="leaderboard",
                           enabled=c.connected, text_size=15))
     lobby.ys["quick_y"] = y + 48 + 8  # the painter's "or play with a friend" line
-    return y + 48 + 40
+    y += 48 + 40
+    # The room to create: rated or not, the creator's choice (issue 20); rated needs an identity.
+    rated = c.players.rated_room
+    buttons.append(Button(pygame.Rect(LEFT, y, INNER, 44), lambda: t("quick.rated_room"), lambda: toggle_rated(lobby),
+                          style="selected" if rated else "ghost", icon="check" if rated else None, name="rated_room",
+                          enabled=c.players.identity is not None, text_size=15, layout="list"))
+    return y + 44 + 10
+
+
+def toggle_rated(lobby: OnlineScene) -> None:
+    c = lobby.client
+    if c is not None and c.players.identity is not None:
+        c.players.rated_room = not c.players.rated_room
+        lobby.relayout()
 
 
 def open_quick(lobby: OnlineScene) -> None:

@@ -443,3 +443,22 @@ def test_a_server_that_says_ok_to_identify_without_a_player_is_not_asked_again(t
         assert not a.has_button("quick")
     finally:
         a.close()
+
+
+def test_the_creator_chooses_a_rated_room_and_the_server_hears_it(tmp_path):
+    """Rooms by code keep working, rated or not (the creator chooses): the toggle sends rated:true."""
+    real = RealServer()
+    a = App(tmp_path, real)
+    try:
+        assert not a.button("rated_room").style == "selected"
+        a.click("rated_room")
+        assert a.players.rated_room and a.button("rated_room").style == "selected"
+        a.click("create")
+        a.frames(3)
+        code = a.client.room_code
+        assert code is not None and real.srv.room(code).rated
+        peer = real.srv.peer()
+        peer.send(type="join", room=code, name="Jun", client_seed="j")  # not identified: refused
+        assert peer.last("error")["code"] == "identify_required"
+    finally:
+        a.close()
