@@ -9,6 +9,7 @@ The storage contract shared with SQLite and memory is tests/server/test_server_s
 from __future__ import annotations
 
 import pytest
+import pytest_twisted
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed: pip install 'mine-duel[postgres]'")
 
@@ -49,7 +50,7 @@ def test_a_schema_1_database_is_migrated(pg_dsn, pg_open):
         db.execute("""INSERT INTO actions VALUES ('m1', 0, '{"a":0}')""")
         db.execute("""INSERT INTO results VALUES ('m0', 'OLDABC', 10.0, 'rec')""")
     storage = pg_open(node="n1")
-    assert SCHEMA_VERSION == 3 and storage.meta("schema") == "3" and storage.meta("clock") == "1234.5"
+    assert SCHEMA_VERSION == 4 and storage.meta("schema") == "4" and storage.meta("clock") == "1234.5"
     assert storage.room_codes() == ["OLDABC"] and room_row(pg_dsn, "OLDABC") == (None, 0)
     assert storage.load_room("OLDABC") == ({"match": {"id": "m1"}, "owner": "t"}, [{"a": 0}])
     assert room_row(pg_dsn, "OLDABC") == ("n1", 1) and storage.held() == {"OLDABC": 1}
@@ -89,6 +90,9 @@ def test_a_commit_touching_a_room_taken_over_rolls_back_whole(pg_dsn, pg_open):
     a.commit(Write(rooms={"ROOMAA": {"match": {"id": "ma"}}}, actions=[("ma", 0, {"n": 0})], meta={"clock": "1.0"}))
     expire(pg_dsn, "a")
     assert b.load_room("ROOMAA") is not None
+    with pytest.raises(OwnershipLost) as lost:  # the one-statement commit (actions and clock only)
+        a.commit(Write(actions=[("ma", 1, {"n": 1})], meta={"clock": "1.5"}))
+    assert lost.value.rooms == frozenset({"ROOMAA"}) and b.meta("clock") == "1.0"
     taken_over = Write(
         rooms={"ROOMAA": {"match": {"id": "ma"}, "stale": True}, "NEWROO": {"match": None}},
         actions=[("ma", 1, {"n": 1})], results=[("ma", "ROOMAA", 5.0, "rec")], meta={"clock": "2.0"},
@@ -235,3 +239,35 @@ def test_the_server_opens_postgresql_for_a_postgresql_db(pg_dsn):
     finally:
         secret.close()
     assert open_storage(Config(db=":memory:")).__class__.__name__ == "SQLiteStorage"
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_real_server_on_postgresql_stores_and_restores_a_room(pg_dsn):
+    """The whole server on ``--db postgresql://…`` (real sockets): a room created over TCP is in
+    the database before the reply; a clean stop ends the node's lease; a new process with the same
+    ``--node`` restores the room."""
+    from twisted.internet import reactor
+
+    from mineduel.server.client import connect
+    from mineduel.server.service import start_server
+
+    config = Config(host="127.0.0.1", port=0, udp_port=None, db=pg_dsn, node="game-1")
+    handle = start_server(reactor, config)
+    try:
+        await handle.restored
+        client = await connect(reactor, "127.0.0.1", handle.port)
+        await client.hello()
+        created = await client.request("create_room", name="Ann", client_seed="s")
+        code = created["room"]
+        assert room_row(pg_dsn, code) == ("game-1", 1)  # stored before the reply came
+        client.transport.loseConnection()
+    finally:
+        await handle.stop()
+    with psycopg.connect(pg_dsn, autocommit=True) as db:
+        assert db.execute("SELECT lease <= now() FROM nodes WHERE node = 'game-1'").fetchone()[0]
+    again = start_server(reactor, config)
+    try:
+        await again.restored
+        assert code in again.core.rooms.rooms and room_row(pg_dsn, code) == ("game-1", 2)
+    finally:
+        await again.stop()
