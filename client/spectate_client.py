@@ -374,6 +374,9 @@ class Watcher:
             return
         self.events += changes(self.state, msg)
         self.state = msg
+        if self.status in (Watch.CONNECTING, Watch.RECONNECTING):
+            self.status = Watch.WATCHING  # the view is the answer; its ``ok`` only follows it (§16)
+            self.connection.attempt = 0
         self.reveal = None if msg.reveal is None else board_reveal(msg.reveal)
         now = self.clock()
         at = msg.deadline

@@ -461,6 +461,21 @@ def test_the_language_changes_and_the_watching_does_not(tmp_path, srv):
         s.close()
 
 
+def test_a_small_window_and_the_keyboard_alone_can_leave(tmp_path, srv):
+    """320x568 (width-fit, scrolling): Tab reaches Leave (scrolled into view) and Enter leaves."""
+    room = Room(srv)
+    s = Spectator(tmp_path, srv, watch=LINK.format(code=room.code), size=(320, 568))
+    try:
+        s.d.frame()
+        s.d.key(pygame.K_TAB)
+        s.d.key(pygame.K_TAB)
+        assert s.scene.widgets.focused() is not None and s.scene.widgets.focused().name == "leave"
+        s.d.key(pygame.K_RETURN)
+        assert isinstance(s.d.app.stack.top, OnlineScene)
+    finally:
+        s.close()
+
+
 def test_leave_stops_watching_on_the_server(tmp_path, srv):
     """Leave sends leave: the players' spectator count goes back to zero."""
     room = Room(srv)
