@@ -205,9 +205,15 @@ class SpectatePainter:
         y = inner.top + used + gap
         step = fonts.line_height(sub_size) + 2
         lines_left = (inner.bottom - y + 2) // step
+        x = inner.left
+        actor = scene.events[-1].seat if scene.events and (state is None or state.result is None) else None
+        if actor in (0, 1) and scene.watcher.status == Watch.WATCHING:  # whose move it was, in its seat's colour
+            dot = fonts.line_height(sub_size) // 2
+            canvas.blit(shapes.circle(8, SEAT_LIGHT[actor or 0]), (x, y + dot - 4))
+            x += 14
         if lines_left > 0:
             blit_paragraph(canvas, fonts, text, sub_size, palette.INK_SOFT,
-                           pygame.Rect(inner.left, y, inner.width, inner.bottom - y),
+                           pygame.Rect(x, y, inner.right - x, inner.bottom - y),
                            max_lines=lines_left)
 
     def board_message(self, canvas: pygame.Surface) -> None:
