@@ -748,6 +748,22 @@ def _players_key_damaged(s: Shooter) -> None:
     s.settle(0.3)
 
 
+@shot("players_rated_room")
+def _players_rated_room(s: Shooter) -> None:
+    """A rated room by code (the creator's choice) on the real in-process server: both seats' ratings."""
+    rig = _rig(s)
+    rig.lobby.connect_to("192.168.1.5", 47650)
+    s.settle(0.3)
+    rig.click("rated_room")
+    rig.click("create")
+    s.settle(0.3)
+    peer = rig.server.peer()
+    peer.send(type="identify", key="J" * 42 + "A", name="王小明")
+    peer.send(type="join", room=rig.client.room_code, name="王小明", client_seed="peer-1")
+    s.rig_peer = peer  # type: ignore[attr-defined]
+    s.settle(0.5)
+
+
 # ----- watch: spectators and the kiosk's attract mode (issue 19) -----
 # Two scripted players on the in-process core (seat 0 blue, seat 1 pink); the app watches them as a
 # third connection through the lobby's Watch (client/scenes/spectate_lobby.py).

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import pygame
 
+from mineduel.client.scenes.rating_words import rating_text
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
 from mineduel.shared.wire import links
@@ -249,8 +250,12 @@ class LobbyPainter:
             canvas.blit(shapes.circle(34, color if side else palette.CARD_RAISED), (rect.left + 10, rect.top + 10))
             canvas.blit(shapes.icon(badge, 22, palette.ON_ACCENT), (rect.left + 16, rect.top + 16))
             name = seat_title(t, key, side)
-            size = fonts.fit_size(name, 16, rect.width - 60, True)
+            rating = None if side is None or side.rating is None else rating_text(side.rating, bool(side.provisional))
+            room_w = rect.width - 60 - (0 if rating is None else fonts.width(rating, 13, True) + 8)  # issue 20
+            size = fonts.fit_size(name, 16, room_w, True)
             blit_text(canvas, fonts, name, size, palette.INK, bold=True, midleft=(rect.left + 52, rect.top + 27))
+            if rating is not None:
+                blit_text(canvas, fonts, rating, 13, palette.PRIMARY, bold=True, midright=(rect.right - 10, rect.top + 27))
             if side is None:
                 blit_paragraph(canvas, fonts, t("online.state.empty"), 13, palette.INK_SOFT,
                                pygame.Rect(rect.left + 12, rect.top + 54, rect.width - 20, 40), max_lines=2)
