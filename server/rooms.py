@@ -168,6 +168,10 @@ class Rooms:
         """The room with ``code`` (restored from storage first if still pending)."""
         if code in self.lobby.pending:
             self._restore_room(code)
+        elif code not in self.lobby.rooms and getattr(self.storage, "takes_over", False):
+            # A database shared by several servers (PostgreSQL, docs/CLUSTER.md): a room another
+            # node served until its lease ran out is taken over when a client names it.
+            self._restore_room(code)
         return self.lobby.room(code)
 
     def _seated(self, peer: int) -> tuple[Room, Seat, Env]:

@@ -145,6 +145,10 @@ def migrate(db: Connection) -> int:
 class PostgresStorage:
     """The storage interface on PostgreSQL, as node ``node`` of a cluster (docs/CLUSTER.md)."""
 
+    takes_over = True
+    """A room this server does not have may be another node's whose lease ran out: the room logic
+    asks :meth:`load_room` for it when a client names it (server/rooms.py ``room``)."""
+
     def __init__(self, dsn: str, *, node: str | None = None, lease_seconds: float = LEASE_SECONDS,
                  connect_timeout: float = 3.0) -> None:
         self.dsn = dsn

@@ -271,3 +271,30 @@ async def test_a_real_server_on_postgresql_stores_and_restores_a_room(pg_dsn):
         assert code in again.core.rooms.rooms and room_row(pg_dsn, code) == ("game-1", 2)
     finally:
         await again.stop()
+
+
+def test_a_room_of_a_dead_node_is_taken_over_when_a_client_names_it(pg_dsn, pg_open):
+    """Takeover on demand: node b was already running when node a died mid-match. While a's lease
+    lasts, b answers room_not_found; once it ran out, a player resuming on b makes b take
+    the room over (epoch 2) and both play on from the stored state."""
+    ha = Harness(storage=pg_open(node="a"))
+    hb = Harness(seed=7, storage=pg_open(node="b"), clock=ha.clock)
+    done = hb.rooms.restore_all()
+    while not done.called:
+        ha.clock.advance(0)
+    first, second = ha.start()
+    first.send(type="explore", cell=[0, 0])
+    seq, code = ha.match(first).seq, first.room
+    ha.storage._db.close()  # node a dies: nothing more written, its lease left to run out
+
+    early = hb.connect("10.0.1.1")
+    assert early.send(type="resume", room=code, token=first.token)[-1]["code"] == "room_not_found"
+    assert room_row(pg_dsn, code) == ("a", 1)
+    expire(pg_dsn, "a")
+    a_again, b_again = hb.connect("10.0.1.2"), hb.connect("10.0.1.3")
+    a_again.send(type="resume", room=code, token=first.token)
+    assert a_again.last("state")["seq"] == seq and room_row(pg_dsn, code) == ("b", 2)
+    b_again.send(type="resume", room=code, token=second.token)
+    assert b_again.send(type="explore", cell=[7, 7])[-1]["type"] == "ok"
+    assert hb.match(first).seq == seq + 1
+    assert hb.storage.load_room(code)[1][-1]["type"] == "explore"  # stored by b, under its epoch
