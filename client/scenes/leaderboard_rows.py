@@ -13,6 +13,7 @@ import pygame
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind, WheelEvent
 
+SCROLL_KEYS = frozenset({pygame.K_UP, pygame.K_DOWN, pygame.K_PAGEUP, pygame.K_PAGEDOWN, pygame.K_HOME, pygame.K_END})
 SLOP = 8  # canvas pixels a press moves before it becomes a drag
 WHEEL_STEP = 48
 

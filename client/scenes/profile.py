@@ -18,7 +18,7 @@ import pygame
 from mineduel.client.online_client import Conn
 from mineduel.client.player_session import PlayerSession
 from mineduel.client.scenes.base import Context, Scene
-from mineduel.client.scenes.leaderboard_rows import ScrollRows
+from mineduel.client.scenes.leaderboard_rows import SCROLL_KEYS, ScrollRows
 from mineduel.client.scenes.profile_keys import ExportKeyPopup, ImportKeyPopup
 from mineduel.client.scenes.quick_match_lobby import reconnect_for_identity
 from mineduel.client.scenes.rating_words import change_text, fit_name, rating_text
@@ -157,6 +157,8 @@ class ProfileScene(Scene):
         if isinstance(event, KeyEvent) and event.key == pygame.K_ESCAPE:
             self.back()
             return True
+        if isinstance(event, KeyEvent) and event.key in SCROLL_KEYS:  # the list's, not the buttons' focus (Tab is)
+            return self.rows.handle(event)
         if self.widgets.handle(event):
             return True
         return self.rows.handle(event)

@@ -143,6 +143,9 @@ def test_the_leaderboard_scrolls_the_top_100_and_shows_my_place_first(tmp_path, 
         a.d.post(pygame.MOUSEWHEEL, x=0, y=-3, flipped=False, precise_y=-3.0, precise_x=0.0)  # a wheel over the list
         a.d.post(pygame.MOUSEMOTION, pos=a.d.to_window(scene.rows.rect.center), rel=(0, 0), buttons=(0, 0, 0))
         a.frames(2)
+        a.d.key(pygame.K_DOWN)
+        a.d.key(pygame.K_PAGEDOWN)
+        assert scene.rows.offset == scene.rows.step + scene.rows.rect.height - scene.rows.step  # arrows scroll the list
         a.d.key(pygame.K_END)
         assert scene.rows.offset == scene.rows.limit() and 99 in scene.rows.visible()
         a.d.key(pygame.K_HOME)
