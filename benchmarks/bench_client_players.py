@@ -46,7 +46,7 @@ def run_once(frames: int) -> dict[str, tuple[float, float]]:
     with tempfile.TemporaryDirectory() as tmp:
         s = Shooter(Path(tmp), "en", Path(tmp))
         try:
-            rig, script = shots._players_searching(s, 0.5)
+            rig = shots._players_searching(s, 0.5)[0]
             times = []
             for _ in range(frames):
                 s.now += 0.05

@@ -450,7 +450,7 @@ def test_the_creator_chooses_a_rated_room_and_the_server_hears_it(tmp_path):
     real = RealServer()
     a = App(tmp_path, real)
     try:
-        assert not a.button("rated_room").style == "selected"
+        assert a.button("rated_room").style != "selected"
         a.click("rated_room")
         assert a.players.rated_room and a.button("rated_room").style == "selected"
         a.click("create")
