@@ -34,8 +34,8 @@ def test_the_worked_examples_intermediates() -> None:
 
 
 def test_the_example_with_lichess_caps_is_unchanged() -> None:
-    """update() only caps: the example's result is inside every cap, so it is the paper's."""
-    capped = update(EXAMPLE_PLAYER, EXAMPLE_GAMES, tau=0.5)
+    """update() over one whole period only caps: the example's result is inside every cap, so it is the paper's."""
+    capped = update(EXAMPLE_PLAYER, EXAMPLE_GAMES, tau=0.5, periods=1.0)
     assert (capped.value, capped.deviation, capped.volatility) == tuple(glickman_step(EXAMPLE_PLAYER, EXAMPLE_GAMES, tau=0.5))
 
 
@@ -72,7 +72,7 @@ def test_provisional_and_ranked_thresholds(deviation: float, is_provisional: boo
     assert ranked(r) is is_ranked
 
 
-def test_no_games_only_widens_the_deviation() -> None:
+def test_no_games_only_widens_the_deviation() -> None:  # one period: step 6
     """Step 6: a period without games keeps the rating and volatility, and RD² grows by σ²."""
     r = Rating(1700.0, 80.0, 0.06)
     new = update(r, [])
@@ -105,7 +105,40 @@ def test_one_game_between_new_players() -> None:
     assert a2.value > 1500.0 > b2.value
     assert a2.value - 1500.0 == pytest.approx(1500.0 - b2.value)
     assert a2.deviation == pytest.approx(b2.deviation) and a2.deviation < 500.0
-    assert a2.value == pytest.approx(1741.62, abs=0.01)  # a big first step: RD 500 means "we know nothing"
+    assert a2.value == pytest.approx(1741.48, abs=0.01)  # a big first step: RD 500 means "we know nothing"
+    assert a2.deviation == pytest.approx(396.69, abs=0.01)
+
+
+def test_a_game_adds_no_period_of_uncertainty_by_default() -> None:
+    """lichess's one-game update (skipDeviationIncrease): φ' = 1/√(1/φ² + 1/v), no σ² first; with
+    ``periods`` the paper's step 6 comes back, scaled."""
+    a, b = Rating(1500.0, 120.0, 0.09), Rating(1550.0, 80.0)
+    new = update(a, [(b, 1.0)])
+    assert (new.value, new.deviation, new.volatility) == tuple(glickman_step(a, [(b, 1.0)], periods=0.0))
+    assert update(a, [(b, 1.0)], periods=1.0).deviation > update(a, [(b, 1.0)]).deviation
+    assert update(a, [(b, 1.0)], periods=2.0).deviation > update(a, [(b, 1.0)], periods=1.0).deviation
+
+
+def test_an_active_player_gets_ranked_after_some_games() -> None:
+    """30 games, won and lost in turn, against established players of its own rating: ranked
+    (RD ≤ 75, about 64). With a whole period per game it would still be at about 79."""
+    r = Rating()
+    per_game = Rating()
+    for i in range(30):
+        r = update(r, [(Rating(r.value, 60.0), float(i % 2))])
+        per_game = update(per_game, [(Rating(per_game.value, 60.0), float(i % 2))], periods=1.0)
+    assert ranked(r) and r.deviation == pytest.approx(64.0, abs=1.0)
+    assert not ranked(per_game)
+
+
+def test_time_away_widens_the_deviation_as_lichess_does() -> None:
+    """0.21436 periods a day: a typical player's RD goes from 60 to 110 in a year (σ = 0.06)."""
+    assert glicko2.periods_between(0.0, 86_400.0) == pytest.approx(0.21436)
+    assert glicko2.periods_between(100.0, 50.0) == 0.0  # a clock that went back adds nothing
+    year = glicko2.periods_between(0.0, 365 * 86_400.0)
+    assert update(Rating(1600.0, 60.0, 0.06), [], periods=year).deviation == pytest.approx(110.0, abs=0.5)
+    back = update(Rating(1600.0, 60.0, 0.06), [(Rating(1600.0, 60.0), 1.0)], periods=year)
+    assert back.deviation > update(Rating(1600.0, 60.0, 0.06), [(Rating(1600.0, 60.0), 1.0)]).deviation
 
 
 def test_a_draw_between_equals_changes_only_the_uncertainty() -> None:
@@ -127,6 +160,12 @@ def test_a_score_outside_0_to_1_is_refused(score: float) -> None:
 def test_a_tau_that_is_not_positive_is_refused(tau: float) -> None:
     with pytest.raises(ValueError):
         update(Rating(), [(Rating(), 1.0)], tau=tau)
+
+
+@pytest.mark.parametrize("periods", [-1.0, math.nan, math.inf])
+def test_periods_that_are_not_a_finite_non_negative_number_are_refused(periods: float) -> None:
+    with pytest.raises(ValueError):
+        update(Rating(), [(Rating(), 1.0)], periods=periods)
 
 
 @pytest.mark.parametrize(
@@ -169,10 +208,13 @@ capped_ratings = st.builds(Rating, values, st.floats(min_value=45.0, max_value=5
 
 
 @settings(max_examples=300, deadline=None)
-@given(ratings, st.lists(st.tuples(ratings, scores), max_size=6), st.floats(min_value=0.1, max_value=2.0))
-def test_every_update_is_finite_and_within_the_caps(player: Rating, games: list[tuple[Rating, float]], tau: float) -> None:
+@given(ratings, st.lists(st.tuples(ratings, scores), max_size=6), st.floats(min_value=0.1, max_value=2.0),
+       st.one_of(st.none(), st.floats(min_value=0.0, max_value=1000.0)))
+def test_every_update_is_finite_and_within_the_caps(
+    player: Rating, games: list[tuple[Rating, float]], tau: float, periods: float | None,
+) -> None:
     """Whatever the inputs (within what a Rating holds), the result is a valid capped rating."""
-    new = update(player, games, tau=tau)
+    new = update(player, games, tau=tau, periods=periods)
     assert math.isfinite(new.value)
     assert glicko2.MIN_DEVIATION <= new.deviation <= glicko2.MAX_DEVIATION
     assert 0 < new.volatility <= glicko2.MAX_VOLATILITY
