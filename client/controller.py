@@ -115,6 +115,7 @@ class PresenceInfo:
     opponent_away: bool
     opponent_seconds: float | None  # the opponent's grace left
     opponent_gone: bool  # its grace ran out (it may watch only)
+    spectators: int = 0  # issue 19: how many watch the room (the players see the count, PROTOCOL.md §16)
 
 
 class PresenceSource(Protocol):

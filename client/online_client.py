@@ -281,6 +281,7 @@ class SessionView:
             opponent_away=s.opponent.away_until is not None,
             opponent_seconds=s.opponent.seconds_left(s.clock()),
             opponent_gone=s.opponent.grace_expired,
+            spectators=0 if s.room is None else s.room.spectators,
         )
 
     def rematch_info(self) -> RematchInfo:

@@ -937,3 +937,28 @@ def _watch_refused_view(s: Shooter) -> None:
     assert state is not None and watcher.connection.link is not None
     watcher.connection.link_message(watcher.connection.link, changed(state, seq=state.seq - 1))
     s.settle(0.5)
+
+
+@shot("watch_players_count")
+def _watch_players_count(s: Shooter) -> None:
+    """A player's match screen while two people watch: the count in the header (§16)."""
+    rig = _rig(s)
+    rig.start_match()
+    rig.play_until(turn=3)
+    for _ in range(2):
+        eye = rig.server.peer()
+        eye.send(type="spectate", room=rig.code)
+    s.watchers = eye  # type: ignore[attr-defined]
+    s.settle(0.5)
+
+
+@shot("watch_waiting_count")
+def _watch_waiting_count(s: Shooter) -> None:
+    """The waiting room while someone already watches: the count beside the invite link (§16)."""
+    rig = _rig(s)
+    rig.host()
+    rig.opponent_joins()
+    eye = rig.server.peer()
+    eye.send(type="spectate", room=rig.code)
+    s.watchers = eye  # type: ignore[attr-defined]
+    s.settle(0.5)

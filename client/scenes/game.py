@@ -254,6 +254,7 @@ class GameScene(Scene):
         self._pressed_cell: int | None = None
         self._turn_key: tuple[Phase, int | None, bool] | None = None
         self._shown: tuple[object, ...] = ()
+        self._watching = 0  # issue 19: the spectators the header's pill counts
         self.words = MatchWords(self)
         self.hint = MatchHint(self)  # issue 18 item 4: CPU matches, when the settings turn hints on
         self.cues = MatchCues(ctx)  # the match's sounds (client/sound_cues.py)
@@ -488,6 +489,10 @@ class GameScene(Scene):
             self.ctx.invalidate(PLAYERS)
             self.ctx.invalidate(INFO.inflate(4, 4))
         presence = None if caps.presence is None else caps.presence.presence()
+        watching = 0 if presence is None else presence.spectators
+        if watching != self._watching:
+            self._watching = watching
+            self.ctx.invalidate(HEADER)
         shown = (None if seconds is None else math.ceil(seconds),
                  None if presence is None else (
                      presence.connected, presence.reconnecting, presence.opponent_away, presence.opponent_gone,

@@ -225,6 +225,10 @@ class LobbyPainter:
         blit_text(canvas, fonts, " ".join(code), 34, palette.PRIMARY, bold=True, midleft=(card.left + 16, card.top + 76))
         y = card.top + 108
         blit_text(canvas, fonts, t("online.invite_link"), 13, palette.INK_SOFT, bold=True, midleft=(card.left + 18, y))
+        if c.room is not None and c.room.spectators:  # issue 19: the players see how many watch
+            text = t("watch.spectators", count=c.room.spectators)
+            r = blit_text(canvas, fonts, text, 13, palette.ME_LIGHT, bold=True, midright=(card.right - 16, y))
+            canvas.blit(shapes.icon("eye", 18, palette.ME_LIGHT), (r.left - 22, y - 9))
         link = c.invite or ""
         size = fonts.fit_size(link, 14, card.width - 36)
         blit_text(canvas, fonts, link, size, palette.ME_LIGHT, midleft=(card.left + 18, y + 22))

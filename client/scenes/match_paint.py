@@ -36,6 +36,7 @@ END_TURN = pygame.Rect(8, 656, 374, 56)
 MODE_BAR = pygame.Rect(8, 726, 374, 84)
 PANEL = pygame.Rect(8, BOARD_TOP - 2, 374, END_TURN.top - 8 - (BOARD_TOP - 2))
 SHAKE_TIME = 0.35
+WATCH_ROOM = "       "  # the spectators' pill keeps this much room for its eye before the number (issue 19)
 
 
 class MatchPainter:
@@ -83,6 +84,9 @@ class MatchPainter:
         for text, color, size, rect in pills:
             canvas.blit(shapes.rounded(rect.size, 13, palette.CARD_RAISED, 1, palette.CARD_BORDER), rect)
             blit_text(canvas, fonts, text, size, color, bold=True, center=rect.center)
+            if text.startswith(WATCH_ROOM):  # the spectators' pill: the eye in the room its spaces left
+                eye = shapes.icon("eye", 14, color)
+                canvas.blit(eye, eye.get_rect(midleft=(rect.centerx - fonts.width(text, size, True) // 2, rect.centery)))
 
     def header_layout(self) -> tuple[str, int, list[tuple[str, palette.Color, int, pygame.Rect]]]:
         """The title's text and size, and each pill (the round, the difficulty) with its size and place."""
@@ -95,6 +99,9 @@ class MatchPainter:
             pills.append((scene.words.turn_pill(view), palette.INK))
         if scene.session.difficulty and view is not None:
             pills.append((ctx.t(f"difficulty.{scene.session.difficulty}"), palette.INK_SOFT))
+        watching = self.spectators()
+        if watching:  # issue 19: the players see how many watch: an eye and the number, first to the right
+            pills.insert(0, (WATCH_ROOM + str(watching), palette.ME_LIGHT))
         right = HEADER.right - (110 if scene.session.language_button else 60)  # room for the globe button
         # Measure first: the pills keep their words (a long difficulty name in some languages) by
         # stepping the pills' and then the title's size down, never by dropping a pill.
@@ -115,6 +122,12 @@ class MatchPainter:
             placed.append((text, color, size, rect))
             x = rect.left - 6
         return title_text, title_size, placed
+
+    def spectators(self) -> int:
+        """How many watch this match (online: the room's count, PROTOCOL.md §16; 0 without presence)."""
+        controller = self.scene.controller
+        source = None if controller is None else controller.capabilities.presence
+        return 0 if source is None else source.presence().spectators
 
     def players(self, canvas: pygame.Surface) -> None:
         """Both player cards: badge, name, counts (my mines only to me: V2), whose turn it is."""

@@ -257,6 +257,41 @@ def test_mine_duel_watch_link_opens_the_spectator_screen(tmp_path, srv):
         s.close()
 
 
+def test_the_players_see_how_many_watch(tmp_path, srv):
+    """§16 for the players: the waiting room's card and the match screen's header count the
+    spectators, and the count goes down when one leaves."""
+    from mineduel.client.scenes.game import GameScene
+
+    ann = srv.peer()
+    code = ann.send(type="create_room", name="Ann", client_seed="a")[0]["room"]
+    s = Spectator(tmp_path, srv)
+    try:
+        s.d.click_named("friend")
+        s.lobby.seats.join_at(None, "192.168.1.5", 47650, code)
+        for _ in range(3):
+            s.d.frame()
+        assert s.lobby.page == "waiting"
+        eye = srv.peer()
+        eye.send(type="spectate", room=code)
+        s.d.frame()
+        assert s.lobby.client.room.spectators == 1
+        s.d.app.render()
+        s.d.click_named("ready")
+        ann.send(type="ready")
+        for _ in range(3):
+            s.d.frame()
+        game = s.d.app.stack.top
+        assert isinstance(game, GameScene)
+        pills = [text.strip() for text, *_ in game.paint.header_layout()[2]]
+        assert pills[0] == "1" and game.paint.spectators() == 1  # an eye and the number, rightmost
+        eye.send(type="leave")
+        s.d.frame()
+        assert game.paint.spectators() == 0 and len(game.paint.header_layout()[2]) == len(pills) - 1
+        s.d.app.render()
+    finally:
+        s.close()
+
+
 # ----- what it shows ---------------------------------------------------------------------------------------------
 
 
