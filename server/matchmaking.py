@@ -33,8 +33,8 @@ into a rated room. Everything here is a rule about *who may meet whom, and when*
 Cost: the eligible waiters are kept in one list sorted by rating (``bisect``), each examination
 scans at most ``window`` waiters on each side, closest first, and each waiter carries the time its
 reach will cover its nearest candidate (a heap of wake times; a waiter examined and left waiting
-brings forward the wake of each waiter in its window that its arrival concerns), so a call
-touches only the waiters something happened to — not the whole queue. Measured with 10,000 waiting in
+brings forward the wake of every waiter in its window that may meet it), so a call touches only
+the waiters something happened to — not the whole queue. Measured with 10,000 waiting in
 benchmarks/bench_quick_match.py (docs/PERFORMANCE.md, "Quick match (issue 20)"). Penalised
 waiters wait apart (a heap by penalty end) until their penalty is over. A waiter whose reach is
 already "anyone" but whose window holds nobody it may meet (only its own address, or its last
