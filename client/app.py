@@ -262,6 +262,8 @@ class App:
 
                 self._online = make_services(reactor, self._data_dir or default_data_dir(), client_name=f"mine-duel/{VERSION}",
                                              clipboard=copy_text)
+            if self._kiosk_config is not None and self._online.keys is not None:  # issue 20: one identity per visitor
+                self._online.keys.memory = True
         return self._online
 
     def open_session(self, services: OnlineServices) -> OnlineClient:
@@ -284,6 +286,8 @@ class App:
                 online.host.stop()  # a server the last player started on this machine
                 online.host = None
             online.tokens.clear()  # nobody may return to the last player's room
+            if online.keys is not None:
+                online.keys.forget()  # issue 20: the next player is a new player (player_key.py)
         ctx.settings = config.player_settings()
         self.translator.set_language(config.default_language)
         ctx.keyboard = False

@@ -16,6 +16,11 @@ The rules of the file, each because a lost key is a lost rating:
 * a folder that cannot be written is :attr:`KeyState.UNAVAILABLE`: the player plays unrated,
   told why, and nothing is made that would be lost at exit.
 
+A kiosk (``--kiosk``, docs/KIOSK.md) is a shared machine: there the store keeps the key in memory
+only (``memory=True``) and forgets it for the next player (:meth:`KeyStore.forget`), so each visitor
+is a new, provisional player and nobody inherits the last one's rating; export and import are not
+offered there.
+
 To move to another computer the player **exports** a short text (:func:`export_text`:
 ``MD1-`` + the key + ``-`` + 4 check characters, so a mistyped or cut copy is refused instead of
 becoming a stranger's identity) and **imports** it there (:func:`parse_export`), after a
@@ -126,12 +131,20 @@ class Loaded:
 class KeyStore:
     """Loads, makes, imports and (on the player's word) replaces the one key of this user."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, memory: bool = False) -> None:
         self.folder = Path(folder)
         self.path = self.folder / FILE_NAME
+        self.memory = memory  # a kiosk: the key lives in this process only
+        self._kept: str | None = None
+
+    def forget(self) -> None:
+        """A kiosk's next player: the in-memory key is gone (a file-backed store ignores this)."""
+        self._kept = None
 
     def load(self) -> Loaded:
         """The kept key, or why there is none (see :class:`KeyState`); never raises, never writes."""
+        if self.memory:
+            return Loaded(KeyState.MISSING) if self._kept is None else Loaded(KeyState.READY, self._kept)
         try:
             exists = self.path.exists()
         except OSError as exc:
@@ -179,6 +192,9 @@ class KeyStore:
         return Loaded(KeyState.READY, key) if self.replace(key) else Loaded(KeyState.UNAVAILABLE)
 
     def _write(self, key: str) -> bool:
+        if self.memory:
+            self._kept = key
+            return True
         payload = json.dumps({"version": VERSION, "key": key}, indent=1)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)

@@ -122,7 +122,7 @@ class ProfileScene(Scene):
         t = self.ctx.t
         shown = min(844, self.ctx.visible().height)  # a short window: the key row and the list's end in view
         self.keys_y = shown - 16 - 50
-        bottom = self.keys_y - 34 if self.player is None else shown - 16
+        bottom = self.keys_y - 34 if self.player is None and self.ctx.allowed.files else shown - 16
         self.rows.rect = pygame.Rect(LEFT, RECENT_Y + 34, INNER, max(ROW_H, bottom - RECENT_Y - 34))
         profile = self._profile()
         self.rows.count = 0 if profile is None else len(profile.recent)
@@ -130,7 +130,7 @@ class ProfileScene(Scene):
         players = self.players
         buttons = [Button(pygame.Rect(LEFT, 8, 46, 46), lambda: "", self.back, style="ghost", icon="back",
                           icon_color=palette.INK, radius=12, name="profile_back")]
-        if self.own and self.player is None:
+        if self.own and self.player is None and self.ctx.allowed.files:  # a kiosk: no key to carry away
             half = (INNER - 10) // 2
             has_key = players is not None and players.loaded.key is not None
             buttons += [
@@ -170,7 +170,7 @@ class ProfileScene(Scene):
         fonts = ctx.fonts
         canvas.fill(palette.BACKGROUND, area)
         blit_text(canvas, fonts, t("profile.title"), 22, palette.INK, bold=True, midleft=(LEFT + 4, TITLE_Y))
-        if self.player is None:
+        if self.player is None and self.ctx.allowed.files:
             self._key_title(canvas)
         self.widgets.draw(canvas, fonts, area)
         players = self.players

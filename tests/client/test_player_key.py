@@ -149,3 +149,14 @@ def test_the_fingerprint_is_the_servers_public_id():
     key = "A" * 42 + "E"
     inner = hashlib.sha256(key.encode()).hexdigest()
     assert fingerprint(key) == hashlib.sha256(("player:" + inner).encode()).hexdigest()[:16]
+
+
+def test_a_kiosk_keeps_the_key_in_memory_and_forgets_it_for_the_next_player(tmp_path):
+    """docs/KIOSK.md: a shared machine; each visitor is a new player, nothing written."""
+    store = KeyStore(tmp_path, memory=True)
+    first = store.ensure()
+    assert first.state is KeyState.READY and store.load().key == first.key
+    assert list(tmp_path.iterdir()) == []
+    store.forget()
+    assert store.load().state is KeyState.MISSING
+    assert store.ensure().key != first.key

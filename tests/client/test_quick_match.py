@@ -462,3 +462,35 @@ def test_the_creator_chooses_a_rated_room_and_the_server_hears_it(tmp_path):
         assert peer.last("error")["code"] == "identify_required"
     finally:
         a.close()
+
+
+def test_a_kiosk_gives_each_visitor_a_new_identity_and_writes_no_key(tmp_path, fake):
+    """docs/KIOSK.md: a shared machine — the key in memory only, forgotten by the idle reset; no export."""
+    from mineduel.client.kiosk import KioskConfig
+
+    services = OnlineServices(connect=fake.connector(), tokens=TokenStore(tmp_path / "data"), clipboard=lambda text: True)
+    d = Driver(tmp_path, size=(390, 844), kiosk=KioskConfig(online=True), online_services=lambda: services)
+    try:
+        assert d.app.online_services().keys.memory
+        d.app.ctx.settings = replace(d.app.ctx.settings, player_name="Visitor")
+        lobby = OnlineScene(d.app.ctx, services=services)
+        d.app.stack.push(lobby)
+        lobby.connect_to("127.0.0.1", 47650)
+        for _ in range(3):
+            d.frame()
+        first = fake.requests("identify")[-1]["key"]
+        assert not (tmp_path / "data" / FILE_NAME).exists()
+        lobby.widgets.by_name("profile").on_click()
+        d.frame()
+        assert not any(b.name == "key_export" for b in d.app.stack.top.widgets.buttons)
+        d.app.new_player()  # the idle reset
+        assert services.keys.load().key is None
+        d.app.ctx.settings = replace(d.app.ctx.settings, player_name="Next visitor")
+        lobby = OnlineScene(d.app.ctx, services=services)
+        d.app.stack.push(lobby)
+        lobby.connect_to("127.0.0.1", 47650)
+        for _ in range(3):
+            d.frame()
+        assert fake.requests("identify")[-1]["key"] != first
+    finally:
+        d.close()
