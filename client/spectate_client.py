@@ -178,6 +178,7 @@ class Watcher:
         self.refused_views = 0
         self._ids = itertools.count(1)
         self._spectate_id: str | None = None
+        self._live_asks: dict[str, Callable[[tuple[LiveRoom, ...] | None], None]] = {}
 
     # ----- commands -------------------------------------------------------------------------------------
     def watch(self, host: str, port: int, room: str, *, tls: bool = False, pin: str | None = None) -> None:
@@ -214,10 +215,21 @@ class Watcher:
         if self.status == Watch.WATCHING:
             self.connection.send(Leave(id=self._next_id()))
         self.connection.drop()
+        self._drop_asks()
         self.connection.retry_at = None
         self.status = Watch.LEFT
 
     close = leave
+
+    def ask_live_rooms(self, answer: Callable[[tuple[LiveRoom, ...] | None], None]) -> bool:
+        """``live_rooms`` on this connection (a spectator may ask, §16): ``answer(rooms)``, or
+        ``answer(None)`` when refused or the link drops first; ``False`` when not watching now."""
+        if self.status != Watch.WATCHING:
+            return False
+        rid = self._next_id()
+        self._live_asks[rid] = answer
+        self.connection.send(LiveRoomsRequest(id=rid))
+        return True
 
     def take_events(self) -> list[WatchEvent]:
         events, self.events = self.events, []
@@ -290,6 +302,7 @@ class Watcher:
     def _lost(self, why: str) -> None:
         """The link is gone: keep trying while a view was live (or is held), else say it could not connect."""
         self.connection.drop()
+        self._drop_asks()
         if self.status in (Watch.FAILED, Watch.CLOSED, Watch.LEFT):
             return
         if self.state is not None or self.status == Watch.RECONNECTING:
@@ -300,6 +313,7 @@ class Watcher:
 
     def _fail(self, key: str) -> None:
         self.connection.drop()
+        self._drop_asks()
         self.connection.retry_at = None
         self.status = Watch.FAILED
         self.error = key
@@ -349,6 +363,10 @@ class Watcher:
                 self.error = "watch.room_closed"
                 self.deadline_local = None
                 self.revision += 1
+            case LiveRooms() if msg.id is not None and msg.id in self._live_asks:
+                self._live_asks.pop(str(msg.id))(tuple(r for r in msg.rooms if _valid_code(r.room)))
+            case Error() if msg.id is not None and msg.id in self._live_asks:
+                self._live_asks.pop(str(msg.id))(None)
             case Ping():
                 self.connection.send(PongReply())
             case _:
@@ -385,6 +403,12 @@ class Watcher:
             None if p.grace is None or p.connected else now + max(0.0, p.grace.at - msg.server_time) for p in msg.players
         )
         self.revision += 1
+
+    def _drop_asks(self) -> None:
+        """No answer will come on a closed link: each pending ``live_rooms`` question hears ``None``."""
+        asks, self._live_asks = self._live_asks, {}
+        for answer in asks.values():
+            answer(None)
 
     def _forget_view(self) -> None:
         self.state = None

@@ -27,6 +27,7 @@ from mineduel.client.spectate_client import LiveQuery, Watch, Watcher
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
+from mineduel.shared.wire.messages import LiveRoom
 
 __all__ = ["END_HOLD", "AttractLoop", "AttractScene", "AttractTarget"]
 
@@ -66,6 +67,8 @@ class AttractLoop:
         self.ended_at: float | None = None
         self.next_try: float | None = None
         self.asking = False
+        self.answer: tuple[LiveRoom, ...] | None = None  # the watcher's answer to the last question
+        self.answered = False
         self.last_ask = -1e9
         self.shown: list[str] = []  # every room shown, in order (tests, logs)
 
@@ -78,16 +81,26 @@ class AttractLoop:
 
     # ----- deciding ---------------------------------------------------------------------------------------
     def _ask(self) -> None:
+        """Which matches are live: on the spectator connection while it watches (no new connection
+        each round), else on a connection of its own."""
         self.asking = True
         self.last_ask = self.clock()
+        self.answer, self.answered = None, False
+        if self.watcher.ask_live_rooms(self._heard):
+            return
         t = self.target
         self.query.start(t.host, t.port, tls=t.tls, pin=t.pin)
+
+    def _heard(self, rooms: tuple[LiveRoom, ...] | None) -> None:
+        self.answer, self.answered = rooms, True
 
     def _answered(self) -> None:
         """The list's answer: its rooms (then the configured codes), or only the codes when it failed."""
         self.asking = False
-        done = self.query.status == "done"
-        live = [r.room for r in self.query.rooms] if done else []
+        if self.answered:
+            live = [r.room for r in self.answer or ()]
+        else:
+            live = [r.room for r in self.query.rooms] if self.query.status == "done" else []
         self.queue = live + [c for c in self.target.rooms if c not in live]
         if self.queue:
             self._show(self.queue.pop(0))
@@ -142,7 +155,7 @@ class AttractLoop:
         now = self.clock()
         if self.asking:
             self.query.update()
-            if self.query.status in ("done", "failed"):
+            if self.answered or self.query.status in ("done", "failed"):
                 self._answered()
                 return
         if self.mode == "none":

@@ -41,8 +41,18 @@ def live_room(srv: InProcessServer, a: str, b: str, *, listed: bool = True) -> t
     return code, p, q
 
 
+CONNECTS: list[str] = []  # every connection the app opened (the current test's)
+
+
 def make(tmp_path: Path, srv: InProcessServer, **config: object) -> Driver:
-    services = OnlineServices(connect=srv.connector(), tokens=TokenStore(tmp_path / "data"))
+    inner = srv.connector()
+    CONNECTS.clear()
+
+    def connect(host, port, listener, **tls):
+        CONNECTS.append(f"{host}:{port}")
+        return inner(host, port, listener, **tls)
+
+    services = OnlineServices(connect=connect, tokens=TokenStore(tmp_path / "data"))
     settings = {"attract_server": SERVER, "attract_idle_seconds": 30.0, "attract_rotate_seconds": 20.0,
                 "attract_retry_seconds": 15.0, **config}
     return Driver(tmp_path, size=(390, 844), kiosk=KioskConfig(**settings),  # type: ignore[arg-type]
@@ -80,6 +90,7 @@ def test_an_idle_start_screen_shows_live_matches_in_turn(tmp_path, srv):
         assert loop.current == first
         d.wait(21.0, step=1.0)  # the round is over: asked again, the newest first again
         assert loop.shown == [second, first, second]
+        assert CONNECTS == ["192.168.1.5:47650"] * 2  # the first question, then the spectator connection for all
         d.app.render()
     finally:
         d.close()
