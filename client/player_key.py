@@ -3,8 +3,15 @@
 No account, no password: on the first online use the client makes 32 random bytes (``secrets``),
 written as 43 characters of URL-safe base64 without padding, and keeps them in
 ``<the folder of the session tokens>/player-key.json`` (the user's data folder, beside
-``online-session.json``, tokens.py). The server only ever stores ``sha256(key)``; the key goes
-out in ``identify`` and nowhere else — never in a link, a log line, a record or a screenshot.
+``online-session.json``, tokens.py). The server only ever stores ``sha256(key)``; a key goes out
+in ``identify`` and nowhere else — never in a link, a log line or a record.
+
+**One key per server** [our choice]: what ``identify`` carries is not the kept key itself but
+:func:`server_key` — HMAC-SHA256 of the kept key and the address the player dialled, in the same
+43-character form (PROTOCOL.md §17 cannot tell the difference). Every server may be hostile: one
+that learns the key it is sent can only be *this player on that server*, never on another. The
+price: one server reached under two names (a LAN address and a public host name) sees two
+players — use the same address. The kept key (and so an export) is the root of all of them.
 
 The rules of the file, each because a lost key is a lost rating:
 
@@ -33,6 +40,7 @@ import base64
 import binascii
 import enum
 import hashlib
+import hmac
 import json
 import logging
 import os
@@ -69,6 +77,14 @@ def valid_key(text: object) -> bool:
     except (binascii.Error, ValueError):
         return False
     return len(raw) == KEY_BYTES and base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") == text
+
+
+def server_key(key: str, host: str, port: int) -> str:
+    """The key ``identify`` sends to ``host:port`` (see the module docstring): 32 bytes of
+    HMAC-SHA256(kept key, "mine-duel identify 1|<host lower-cased>|<port>"), URL-safe base64."""
+    label = f"mine-duel identify 1|{host.strip().strip('[]').lower()}|{int(port)}".encode()
+    digest = hmac.new(key.encode("ascii"), label, hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 
 def _check(key: str) -> str:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mineduel.client.errors import error_key
-from mineduel.client.player_key import KeyState, KeyStore, Loaded
+from mineduel.client.player_key import KeyState, KeyStore, Loaded, server_key
 from mineduel.shared.wire import codec
 from mineduel.shared.wire.messages import (
     GetLeaderboard,
@@ -153,9 +153,9 @@ class PlayerSession:
         if loaded.state is not KeyState.READY or loaded.key is None:
             self.error = "player.error.key_" + loaded.state.value
             return
-        if self.identity is not None or self.identifying:
+        if self.identity is not None or self.identifying or self.session.address is None:
             return
-        key = loaded.key
+        key = server_key(loaded.key, *self.session.address)  # one key per server (player_key.py)
         self.identifying = True
         self.name = name
         self.session.requests.send(lambda rid: Identify(key, name, rid), on_ok=self._identified,

@@ -160,3 +160,16 @@ def test_a_kiosk_keeps_the_key_in_memory_and_forgets_it_for_the_next_player(tmp_
     store.forget()
     assert store.load().state is KeyState.MISSING
     assert store.ensure().key != first.key
+
+
+def test_each_server_gets_its_own_key_from_the_one_kept():
+    """A hostile server learns only what identifies the player there (player_key.server_key)."""
+    from mineduel.client.player_key import server_key
+
+    key = new_key()
+    here = server_key(key, "duel.example.org", 47650)
+    assert valid_key(here) and here != key
+    assert server_key(key, "DUEL.example.org", 47650) == here  # host names ignore case
+    assert server_key(key, "[::1]", 47650) == server_key(key, "::1", 47650)
+    assert len({here, server_key(key, "evil.example", 47650), server_key(key, "duel.example.org", 47651),
+                server_key(new_key(), "duel.example.org", 47650)}) == 4

@@ -9,7 +9,7 @@ import pygame
 import pytest
 from support.players_fake import App, PlayersFake, rating
 
-from mineduel.client.player_key import FILE_NAME, KeyStore, export_text, new_key
+from mineduel.client.player_key import FILE_NAME, KeyStore, export_text, new_key, server_key
 from mineduel.client.scenes.leaderboard import LeaderboardScene
 from mineduel.client.scenes.profile import ProfileScene
 from mineduel.client.scenes.profile_keys import ExportKeyPopup, ImportKeyPopup
@@ -225,8 +225,8 @@ def test_import_round_trip_replaces_the_identity_after_a_confirmation(tmp_path, 
         a.click("import_replace")
         a.frames(4)
         assert json.loads((a.folder / FILE_NAME).read_text())["key"] == other
-        assert fake.requests("identify")[-1]["key"] == other  # a new connection, the new identity
-        assert a.players.identity is not None and a.players.identity.player != fake.requests("identify")[0]["key"]
+        assert fake.requests("identify")[-1]["key"] == server_key(other, "127.0.0.1", 47650)  # a new connection, the new identity
+        assert a.players.identity is not None and fake.requests("identify")[0]["key"] != fake.requests("identify")[-1]["key"]
     finally:
         a.close()
 
@@ -278,6 +278,6 @@ def test_import_over_a_damaged_file_needs_no_second_question(tmp_path, fake):
         a.click("import_go")
         a.frames(4)
         assert KeyStore(folder).load().key == other and (folder / (FILE_NAME + ".damaged")).read_text() == "garbage"
-        assert fake.requests("identify")[-1]["key"] == other
+        assert fake.requests("identify")[-1]["key"] == server_key(other, "127.0.0.1", 47650)
     finally:
         a.close()

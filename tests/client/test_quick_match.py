@@ -17,7 +17,7 @@ from support.inprocess import InProcessServer
 from support.players_fake import App, PlayersFake
 
 from mineduel.client.online_client import Conn, OnlineServices
-from mineduel.client.player_key import FILE_NAME, KeyStore, valid_key
+from mineduel.client.player_key import FILE_NAME, KeyStore, server_key, valid_key
 from mineduel.client.player_session import CPU_OFFER_AFTER, Quick
 from mineduel.client.scenes.game import GameScene
 from mineduel.client.scenes.online import OnlineScene
@@ -41,12 +41,14 @@ def app(tmp_path, fake):
 
 
 def test_the_first_connection_makes_the_key_and_identifies_right_after_hello(app, fake):
-    """C3: identify follows hello at once (before anything else), with the kept key and the name."""
+    """C3: identify follows hello at once (before anything else), with this server's key (derived from
+    the kept one: player_key.server_key) and the name; the kept key itself never leaves."""
     kinds = [m["type"] for m in fake.sent]
     assert kinds[:2] == ["hello", "identify"]
     sent = fake.requests("identify")[0]
     kept = json.loads((app.folder / FILE_NAME).read_text())["key"]
-    assert valid_key(kept) and sent["key"] == kept and sent["name"] == "Ann"
+    assert valid_key(kept) and sent["key"] == server_key(kept, "127.0.0.1", 47650) and sent["name"] == "Ann"
+    assert kept not in json.dumps(fake.sent)
     assert app.players.identity is not None and app.players.identity.display.startswith("Ann#")
     assert kept not in (app.folder / "online-session.json").read_text() if (app.folder / "online-session.json").exists() else True
 
@@ -136,7 +138,7 @@ def test_a_damaged_key_file_is_explained_and_replaced_only_on_the_players_word(t
         a.frames(4)
         key = json.loads((folder / FILE_NAME).read_text())["key"]
         assert valid_key(key) and (folder / (FILE_NAME + ".damaged")).read_text() == "{broken"
-        assert fake.requests("identify")[-1]["key"] == key  # a new connection identified with it
+        assert fake.requests("identify")[-1]["key"] == server_key(key, "127.0.0.1", 47650)  # a new connection, it
         assert a.players.queue.state is Quick.SEARCHING  # and the search the player asked for goes on
     finally:
         a.close()
