@@ -145,7 +145,12 @@ class Persistence:
                     lobby.unwatch(peer)
                 lobby.forget(room)
                 fx.rearm(room)  # cancels its timer: it is no longer in the lobby
-            fx.extend(self.restore(code, env, stage=False, not_before=env.now + 1.0))
+            try:
+                fx.extend(self.restore(code, env, stage=False, not_before=env.now + 1.0))
+            except Exception:  # noqa: BLE001 - the database cannot even be read (a lost PostgreSQL)
+                # Left pending: the first request naming it restores it, once it can be read.
+                log.failure("room_not_reloaded room={room}", room=code)
+                lobby.pending.add(code)
         for peer in peers:
             lobby.detach(peer)
         log.warn("rooms_reloaded count={count} connections={peers}", count=len(codes), peers=len(peers))

@@ -298,3 +298,37 @@ def test_a_room_of_a_dead_node_is_taken_over_when_a_client_names_it(pg_dsn, pg_o
     assert b_again.send(type="explore", cell=[7, 7])[-1]["type"] == "ok"
     assert hb.match(first).seq == seq + 1
     assert hb.storage.load_room(code)[1][-1]["type"] == "explore"  # stored by b, under its epoch
+
+
+def test_the_database_going_away_mid_match_loses_nothing_and_the_room_comes_back(pg_dsn, pg_open, monkeypatch):
+    """The database unreachable (connection lost, reconnecting refused) when a player moves: the
+    move is refused ("nothing changed"), both players are told and closed (nothing unstored was
+    shown), the server keeps running; once the database is back, both resume and the match goes
+    on from the stored state."""
+    storage = pg_open(node="a")
+    h = Harness(storage=storage)
+    first, second = h.start()
+    first.send(type="explore", cell=[0, 0])
+    seq, code = h.match(first).seq, first.room
+
+    def refused(*args, **kwargs):
+        raise psycopg.OperationalError("connection refused (test)")
+
+    monkeypatch.setattr(psycopg, "connect", refused)
+    storage._db.close()  # the connection is lost; every reconnection is refused
+    first.new()
+    replies = second.send(type="explore", cell=[7, 7])
+    assert [(m["type"], m["code"]) for m in replies] == [("error", "internal_error")] * 2
+    assert first.closed and second.closed and [m["type"] for m in first.new()] == ["error"]
+    monkeypatch.undo()  # the database is back
+    h.advance(1.0)
+    h.rooms.tick()  # the server's once-a-second clock commit: the probe that finds it back
+    h.turn()
+    assert h.core.commits.healthy and code not in h.rooms.rooms  # not reloaded: it could not be read
+
+    a_again, b_again = h.connect("10.0.1.2"), h.connect("10.0.1.3")
+    a_again.send(type="resume", room=code, token=first.token)
+    assert a_again.last("state")["seq"] == seq
+    b_again.send(type="resume", room=code, token=second.token)
+    assert b_again.send(type="explore", cell=[7, 7])[-1]["type"] == "ok"
+    assert h.match(first).seq == seq + 1
