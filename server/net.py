@@ -43,21 +43,30 @@ class Connection(Protocol):
     def getHost(self) -> IAddress: ...
 
 
-_spectate_line: list[tuple[m.SpectateState, bytes]] = []  # the last spectate_state and its line
+SPECTATE_LINES_KEPT = 16
+"""The newest ``spectate_state`` lines kept by :func:`line`: a turn's delivery goes connection by
+connection, so a room that changed twice in one turn hands each of its spectators two views in a
+row; a cache of one would encode both again for every spectator."""
+
+_spectate_lines: dict[int, tuple[m.SpectateState, bytes]] = {}  # id(message) -> (message, its line)
 
 
 def line(message: Outgoing) -> bytes:
     """One outgoing message as its line: encoded here, at the edge, once.
 
     A ``spectate_state`` goes to every spectator of a room as the same object (PROTOCOL.md §16):
-    it is encoded once for all of them (the last one's line is kept).
+    it is encoded once for all of them (the newest :data:`SPECTATE_LINES_KEPT` lines are kept,
+    each with its message, so an ``id`` is never reused while it is a key).
     """
     if type(message) is m.SpectateState:
-        cached = _spectate_line
-        if cached and cached[0][0] is message:
-            return cached[0][1]
+        cached = _spectate_lines
+        found = cached.get(id(message))
+        if found is not None and found[0] is message:
+            return found[1]
         encoded = codec.encode_message(message)
-        cached[:] = [(message, encoded)]
+        if len(cached) >= SPECTATE_LINES_KEPT:
+            del cached[next(iter(cached))]  # the oldest
+        cached[id(message)] = (message, encoded)
         return encoded
     return codec.encode_message(message)
 

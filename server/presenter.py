@@ -126,18 +126,28 @@ def _state(
 
     ``deadline`` is ``match.deadline`` as the wire shows it (the view's own ``deadline``).
     """
+    global _board0
     view = match.state.view(me, match.deadline)
     to_move = view.to_move
     outcome = view.outcome
+    board = board_of(view)
+    if me == 0:  # its public layers are the spectators' board of this position (spectate_state)
+        _board0 = (match, seq, board)
     # Positional, in the field order of m.State (match_id, seq, seat, phase, to_move, turn,
     # quota_left, deadline, server_time, board, transcript, events, result): a keyword call costs
     # more, twice per action.
     return m.State(
         match.id, seq, me, view.phase._value_,
         None if to_move is None else "me" if to_move == me else "opponent",
-        view.turn, view.quota_left, deadline, server_time, board_of(view), match.transcript, events,
+        view.turn, view.quota_left, deadline, server_time, board, match.transcript, events,
         None if outcome is None else result(outcome, me),
     )
+
+
+_board0: tuple[LiveMatch | None, int, m.Board] = (None, -1, m.Board((), (), (), ()))
+"""The board of the last ``state`` built for seat 0, with its match and ``seq``: the spectators'
+view of the same position (built right after the players' messages, §16) takes its three public
+layers instead of building them again. A cache only: compared by the match object and ``seq``."""
 
 
 def match_end(room: Room, me: int, record: m.RecordJson | None) -> m.MatchEnd:
@@ -195,8 +205,11 @@ def spectate_state(room: Room, env: Env) -> m.SpectateState:
     """What every spectator of ``room`` sees now: public information only (§16).
 
     Built once per change for all of the room's spectators. Before the end it reads only the
-    room's names and presence and seat 0's ``SeatView`` through :func:`spectator_board`, which
-    never reads the view's mines; the result and the O13 reveal are added once the match is over.
+    room's names and presence, the position's phase, seat to move and turn, and the public layers
+    of seat 0's board — through :func:`spectator_board` from seat 0's ``SeatView`` (which never
+    reads the view's mines), or the same three layers of the ``state`` just built for seat 0
+    (:data:`_board0`: its ``numbers``, ``opened_by``, ``markers``, never ``my_mines``). The
+    result and the O13 reveal are added once the match is over.
     """
     now = env.now
     match = room.match
@@ -206,27 +219,39 @@ def spectate_state(room: Room, env: Env) -> m.SpectateState:
             room.code, room.status, len(room.spectators or ()), players, None, room.number, 0, None, None, 0, None,
             round(now, 3), None, None, None,
         )
+    state = match.state
     over = match.over
-    players = []
-    for rs, sid in enumerate(match.players):
-        seat = next((s for s in room.seats if s.sid == sid), None)
-        if seat is None:  # left after the end (O13): the record's name, not connected
-            players.append(m.SpectatePlayer(match.names[rs], False, None))
-            continue
-        away = not over and seat.peer is None and seat.expired is None
-        players.append(m.SpectatePlayer(match.names[rs], seat.peer is not None, m.Deadline.of(seat.grace, now) if away else None))
-    view = match.state.view(0, match.deadline)
+    names = match.names
+    sids = match.players
+    players = [_spectate_player(room, sids[0], names[0], over, now), _spectate_player(room, sids[1], names[1], over, now)]
+    known, seq, board0 = _board0
+    if known is match and seq == match.seq:
+        board = m.SpectateBoard(board0.numbers, board0.opened_by, board0.markers)
+    else:
+        board = spectator_board(state.view(0, match.deadline))
     result = reveal = None
     if over:
-        outcome = match.state.outcome()
+        outcome = state.outcome()
         assert outcome is not None
         result = result_of(outcome, 0)
-        reveal = reveal_of(match.state.reveal(), 0)
+        reveal = reveal_of(state.reveal(), 0)
     return m.SpectateState(
-        room.code, room.status, len(room.spectators or ()), players, match.id, match.number, match.seq,
-        view.phase._value_, view.to_move, view.turn, None if over else _deadline(match.deadline, now), round(now, 3),
-        spectator_board(view), result, reveal,
+        room.code, "finished" if over else "playing", len(room.spectators or ()), players, match.id, match.number,
+        match.seq, state.phase._value_, state.to_move, state.turn, None if over else _deadline(match.deadline, now),
+        round(now, 3), board, result, reveal,
     )
+
+
+def _spectate_player(room: Room, sid: int, name: str, over: bool, now: float) -> m.SpectatePlayer:
+    """One match seat as spectators see it: its record name, connected or not, the O12 grace while away."""
+    for seat in room.seats:
+        if seat.sid == sid:
+            if seat.peer is not None:
+                return m.SpectatePlayer(name, True, None)
+            if over or seat.expired is not None:
+                return m.SpectatePlayer(name, False, None)
+            return m.SpectatePlayer(name, False, m.Deadline.of(seat.grace, now))
+    return m.SpectatePlayer(name, False, None)  # left after the end (O13): the record's name, not connected
 
 
 def live_rooms(rooms: Sequence[Room], rid: m.RequestId | None) -> m.LiveRooms:

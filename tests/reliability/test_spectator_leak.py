@@ -390,3 +390,23 @@ def test_a_planted_leak_of_the_second_seat_is_caught(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(presenter, "spectate_state", leaky)
     with pytest.raises(AssertionError, match="spectator bytes differ"):
         check_worlds(PAIRS, seed=19)
+
+
+def test_a_planted_leak_through_seat_0s_board_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spectators' board reuses the public layers of the ``state`` just built for seat 0
+    (presenter._board0): a mine of seat 0 slipped into that board's markers layer is caught."""
+    real = presenter.board_of
+
+    def leaky(view: SeatView) -> Any:
+        board = real(view)
+        mine = next(iter(cells(view.my_mines)), None)
+        if view.seat != 0 or mine is None:
+            return board
+        row, col = divmod(mine, 8)
+        markers = list(board.markers)
+        markers[row] = markers[row][:col] + "m" + markers[row][col + 1 :]
+        return dataclasses.replace(board, markers=markers)
+
+    monkeypatch.setattr(presenter, "board_of", leaky)
+    with pytest.raises(AssertionError, match="spectator bytes differ"):
+        check_worlds(PAIRS, seed=19)

@@ -438,3 +438,48 @@ async def test_line_client_spectate_and_live_rooms_over_loopback(tmp_path: Any) 
         for c in clients:
             c.close()
         await handle.stop()
+
+
+def test_two_views_of_one_turn_are_encoded_once_each_for_every_spectator() -> None:
+    """A turn's delivery goes connection by connection: a room that changed twice in the turn hands
+    each spectator both views in a row. Each view is still encoded once, not once per spectator."""
+    from twisted.internet.task import Clock
+    from twisted.internet.testing import StringTransport
+
+    from mineduel.server import net
+
+    class _Core:
+        config = Config()
+
+        def connection_made(self, *args: Any, **tags: Any) -> None: ...
+        def connection_lost(self, pid: int) -> None: ...
+
+    factory = net.ServerFactory(clock=Clock())
+    factory.core = _Core()  # type: ignore[assignment]  # the stand-in has what the adapter uses
+    viewers = []
+    for _ in range(3):
+        proto = factory.buildProtocol(None)
+        transport = StringTransport()
+        proto.makeConnection(transport)
+        viewers.append((proto, transport))
+    h = Harness()
+    a, _ = h.start()
+    _, reply = _watch(h, a.room)
+    state = codec.parse_server(reply[0])
+    assert isinstance(state, SpectateState)
+    first, second = dataclasses.replace(state, seq=1), dataclasses.replace(state, seq=2)
+    encoded: list[object] = []
+    real = codec.encode_message
+
+    def counting(message: Any) -> bytes:
+        encoded.append(message)
+        return real(message)
+
+    net.codec.encode_message = counting  # type: ignore[assignment]
+    try:
+        factory.send_all([(p.pid, first) for p, _ in viewers] + [(p.pid, second) for p, _ in viewers])
+    finally:
+        net.codec.encode_message = real  # type: ignore[assignment]
+    assert encoded == [first, second]
+    for _, transport in viewers:
+        assert transport.value() == real(first) + real(second)
