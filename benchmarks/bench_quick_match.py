@@ -31,9 +31,11 @@ it, its lag probe on) on 127.0.0.1, default limits except ``--max-connections``.
 first (``players`` rows with the spread above, keyed by the hash of each bot's random key), so the
 server pairs realistic ratings. Each bot connects from its own loopback address (127.10.x.y) at
 its arrival time via ``LineClient``: ``hello``, ``identify``, ``quick_match``; on ``matched`` it
-sends ``ready`` (with a client seed) and waits for ``match_start``, then idles until the end.
-Printed: time from ``quick_match`` sent to ``matched`` read (p50/p95/max), the rating gap of
-the pairs (from ``matched``), the time from ``ready`` to ``match_start``, server CPU per player
+sends ``ready`` (with a client seed) and waits for ``match_start``, then idles until the end. A
+fraction ``--not-ready`` of the bots (seeded) never confirm: the server dissolves the room after
+10 s, they are out, their opponents are back in the queue and matched again. Printed: time from
+``quick_match`` sent to the ``matched`` of the match that started (p50/p95/max), the rating gap of
+those pairs (from ``matched``), the time from ``ready`` to ``match_start``, server CPU per player
 (``/proc/PID/stat``, the whole flow: connect, identify, queue, room, start) and the server's
 longest loop stall (the lag probe). ``--server-arg=ARG`` passes one more option to the server
 (the smoke test uses ``--server-arg=--quick-any-after=1``).
@@ -337,7 +339,7 @@ def against_server(args: argparse.Namespace) -> int:
                         break
                     except OSError:
                         time.sleep(0.05)
-                result = load(port, players, keys, args.rate, proc.pid)
+                result = load(port, players, keys, args.rate, proc.pid, args.not_ready, args.seed)
             finally:
                 proc.send_signal(signal.SIGTERM)
                 proc.wait(timeout=60)
@@ -347,7 +349,11 @@ def against_server(args: argparse.Namespace) -> int:
         result["server_error_lines"] = len(errors)
     w, g, r = result["waits"], result["gaps"], result["ready_to_start"]
     print(f"Quick match against a real server on loopback: {args.players:,} players at {args.rate:g}/s (seed {args.seed})")
-    print(f"  matched {len(w):,} of {args.players:,}, match started {len(r):,}, bot failures {result['failures']}")
+    print(f"  matched and started {len(w):,} of {args.players:,}; never confirming (--not-ready {args.not_ready:g}) "
+          f"{result['no_shows_total']} ({result['no_shows']} put out after a match, the rest never matched), their "
+          f"opponents back in the queue {result['requeued']}; bot failures {result['failures']}")
+    for sample in result["failure_sample"]:
+        print(f"  failed: {sample}")
     if w:
         print(f"  quick_match -> matched   p50 {statistics.median(w):.2f} s   p95 {quantile(w, 0.95):.2f} s   max {max(w):.1f} s")
         print(f"  rating gap               p50 {statistics.median(g):.0f}   p95 {quantile(g, 0.95):.0f}   max {max(g):.0f}")
@@ -362,15 +368,22 @@ def against_server(args: argparse.Namespace) -> int:
     return 1 if result["failures"] or result["server_error_lines"] else 0
 
 
-def load(port: int, players: list[Player], keys: list[str], rate: float, pid: int) -> dict[str, Any]:
-    """The bots, on a Twisted reactor in this process; returns what they saw."""
+def load(port: int, players: list[Player], keys: list[str], rate: float, pid: int, not_ready: float, seed: int) -> dict[str, Any]:
+    """The bots, on a Twisted reactor in this process; returns what they saw. A fraction
+    ``not_ready`` of them (seeded) never confirm a match."""
     from twisted.internet import defer, reactor, task
     from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 
     from mineduel.server.client import LineClient
     from mineduel.shared.wire import messages as m
 
-    out: dict[str, Any] = {"waits": [], "gaps": [], "ready_to_start": [], "failures": 0, "failure_sample": []}
+    out: dict[str, Any] = {"waits": [], "gaps": [], "ready_to_start": [], "failures": 0, "failure_sample": [],
+                           "no_shows": 0, "no_shows_unmatched": 0, "requeued": 0}
+    pick = random.Random(seed + 2)
+    no_shows = {i for i in range(len(players)) if pick.random() < not_ready}
+    if (len(players) - len(no_shows)) % 2 and no_shows:  # an even number who confirm, so that all of them can meet
+        no_shows.remove(max(no_shows))
+    out["no_shows_total"] = len(no_shows)
     clients: list[LineClient] = []
     cpu0 = cpu_seconds(pid)
 
@@ -385,18 +398,34 @@ def load(port: int, players: list[Player], keys: list[str], rate: float, pid: in
         await client.request(m.Identify(keys[i], f"Bot{i}"))
         sent = time.monotonic()
         await client.request(m.QuickMatch())
-        matched = await client.wait_for(m.Matched)
-        out["waits"].append(time.monotonic() - sent)
+        while True:
+            matched = await client.wait_for(m.Matched)
+            matched_at = time.monotonic()
+            if i in no_shows:  # never confirms: the server dissolves the room and puts it out
+                await client.wait_for(m.QueueStatus, lambda q: q.status == "left")
+                out["no_shows"] += 1
+                return
+            ready = time.monotonic()
+            await client.request(m.Ready(client_seed=f"{random.getrandbits(64):x}"))
+            outcome = await client.wait_for(None, lambda o: o.get("type") in ("match_start", "room_closed"))
+            if outcome["type"] == "match_start":
+                break
+            out["requeued"] += 1  # its opponent did not confirm: back in the queue, its time kept
+            await client.wait_for(m.QueueStatus, lambda q: q.status == "waiting")
+        out["waits"].append(matched_at - sent)
         if matched.seat == 0:  # each pair once
             out["gaps"].append(abs(matched.opponent.rating - p.rating))
-        ready = time.monotonic()
-        await client.request(m.Ready(client_seed=f"{random.getrandbits(64):x}"))
-        await client.wait_for(m.MatchStart)
         out["ready_to_start"].append(time.monotonic() - ready)
 
     async def guarded(i: int, start: float) -> None:
         try:
             await bot(i, start)
+        except defer.CancelledError:
+            if i in no_shows:  # still waiting when everyone who confirms had started: nobody left to meet
+                out["no_shows_unmatched"] += 1
+                return
+            out["failures"] += 1
+            out["failure_sample"].append(f"bot {i}: still waiting at the time limit")
         except Exception as exc:  # noqa: BLE001 - a bot's failure is counted and sampled, the run goes on
             out["failures"] += 1
             if len(out["failure_sample"]) < 5:
@@ -406,9 +435,12 @@ def load(port: int, players: list[Player], keys: list[str], rate: float, pid: in
         start = time.monotonic() + 0.2
         bots = [defer.ensureDeferred(guarded(i, start)) for i in range(len(players))]
         limit = len(players) / rate + 90.0
-        done = defer.DeferredList(bots)
         timer = reactor.callLater(limit, lambda: [b.cancel() for b in bots])  # type: ignore[attr-defined]
-        await done
+        await defer.DeferredList([b for i, b in enumerate(bots) if i not in no_shows])  # everyone who confirms
+        for i, b in enumerate(bots):
+            if i in no_shows:
+                b.cancel()  # (a no-show still waiting has nobody left to meet)
+        await defer.DeferredList(bots)
         if timer.active():
             timer.cancel()
         out["server_cpu_ms_per_player"] = (cpu_seconds(pid) - cpu0) * 1e3 / len(players)

@@ -46,10 +46,29 @@ def test_server_mode_matches_bots_on_a_real_server(tmp_path):
     out = tmp_path / "server.json"
     proc = subprocess.run(
         [sys.executable, str(BENCH.parent / "bench_quick_match.py"), "--server", "--players", "20", "--rate", "50",
-         "--server-arg=--quick-any-after=1", "--json", str(out)],
+         "--not-ready", "0", "--server-arg=--quick-any-after=1", "--json", str(out)],
         capture_output=True, text=True, timeout=120, check=False,
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert "matched 20 of 20, match started 20, bot failures 0" in proc.stdout
+    assert "matched and started 20 of 20; never confirming (--not-ready 0) 0 (" in proc.stdout
+    assert "back in the queue 0; bot failures 0" in proc.stdout
     result = json.loads(out.read_text())
     assert result["server_error_lines"] == 0 and result["server_cpu_ms_per_player"] > 0
+
+
+def test_server_mode_with_players_who_never_confirm(tmp_path):
+    """--server --not-ready: the bots that never press Ready are put out after the (shortened)
+    confirmation, their opponents go back in the queue and still start a match."""
+    proc = subprocess.run(
+        [sys.executable, str(BENCH.parent / "bench_quick_match.py"), "--server", "--players", "20", "--rate", "50",
+         "--not-ready", "0.3", "--seed", "3", "--server-arg=--quick-any-after=1", "--server-arg=--quick-confirm-seconds=1"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    line = next(ln for ln in proc.stdout.splitlines() if "never confirming" in ln)
+    started, total = (int(x) for x in line.split("started ")[1].split(";")[0].split(" of "))
+    no_shows = int(line.split("(--not-ready 0.3) ")[1].split(" ")[0])
+    put_out = int(line.split("(--not-ready 0.3) ")[1].split("(")[1].split(" ")[0])
+    requeued = int(line.split("back in the queue ")[1].split(";")[0])
+    assert started + no_shows == total == 20 and "bot failures 0" in line
+    assert put_out >= 1 and requeued >= 1  # the dissolution path ran: a no-show's opponent went back and still played
