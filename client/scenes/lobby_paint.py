@@ -159,9 +159,14 @@ class LobbyPainter:
         if y is None:
             return
         self._section(canvas, t("watch.live_title"), y)
+        if lobby.watching.hidden:  # more live matches than the page has room for
+            more = t("watch.live_more", count=lobby.watching.hidden)
+            blit_text(canvas, fonts, more, fonts.fit_size(more, 13, 150), palette.INK_FAINT, midright=(LEFT + INNER - 56, y + 13))
         empty_y = lobby.ys.get("live_empty_y")
         if empty_y is not None:
             state = lobby.watching.live_state()
+            if state == "rooms":
+                return  # rooms, but no room on the page for a row: the title's "N more" says so
             key = {"loading": "watch.live_loading", "none": "watch.live_none"}.get(state)
             error = lobby.watching.error or "online.error.other"
             text = t(key) if key is not None else t(error, detail="live_rooms")

@@ -56,6 +56,7 @@ class WatchEntry:
         self.asked_on: object = None  # the connection it was asked on (a new one asks again)
         self.scene: SpectateScene | None = None
         self.entries: list[tuple[LiveRoom, pygame.Rect]] = []  # the server page's live rows, as laid out
+        self.hidden = 0  # live matches the page had no room for
 
     # ----- opening the spectator screen ---------------------------------------------------------------
     def watch_at(self, host: str, port: int, code: str, *, tls: bool = False, pin: str | None = None) -> None:
@@ -196,17 +197,22 @@ class WatchEntry:
                               icon="restart", icon_color=palette.ME_LIGHT, radius=12, name="live_refresh"))
         y += 40
         self.entries = []
+        self.hidden = 0
         bottom = 844 - 16 - 50 - 10  # above the page's Back button
-        for live in self.live_rows():
-            if y + 54 > bottom:
+        rows = self.live_rows()
+        for n, live in enumerate(rows):
+            if y + 48 > bottom:
+                self.hidden = len(self.rooms) - n  # said beside the title ("2 more")
                 break
             a, b = (display_name(live.players[0])[:12], display_name(live.players[1])[:12])
             label = lobby.ctx.t("watch.live_row", a=a, b=b)
-            row = Button(pygame.Rect(left, y, inner, 54), partial(str, label), partial(self.watch_live, live), icon="eye",
+            row = Button(pygame.Rect(left, y, inner, 48), partial(str, label), partial(self.watch_live, live), icon="eye",
                          icon_color=palette.ME_LIGHT, layout="list", text_size=15, name=f"live:{live.room}")
             buttons.append(row)
             self.entries.append((live, row.rect))
-            y += 64
+            y += 54
+        else:
+            self.hidden = max(0, len(self.rooms) - len(rows))
         if not self.entries:
             lobby.ys["live_empty_y"] = y
             y += 44
