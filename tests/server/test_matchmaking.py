@@ -410,19 +410,21 @@ def test_a_long_run_keeps_its_wake_times_bounded() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(events)
-def test_no_pair_that_may_meet_is_left_waiting(script: list[tuple[str, int, float, str, float]]) -> None:
+@given(events, st.lists(st.sampled_from([45.0, 100.0, 500.0]), min_size=16, max_size=16), st.booleans())
+def test_no_pair_that_may_meet_is_left_waiting(
+    script: list[tuple[str, int, float, str, float]], deviations: list[float], same_address: bool,
+) -> None:
     """After every pair(now), no two waiters past their penalties may meet and are within either
     one's reach (checked by brute force over all pairs; 16 players fit in one window): the wake
     times miss nobody."""
-    q = QuickMatchQueue(POLICY)
+    q = QuickMatchQueue(PairingPolicy(allow_same_address=same_address))
     now = 0.0
     last: dict[str, str] = {}
     for action, who, rating, address, step in script:
         now += step
         player = f"p{who}"
         if action == "join" and player not in q:
-            q.join(Waiting(player, rating, 100.0, address, now))
+            q.join(Waiting(player, rating, deviations[who], address, now))
         elif action == "leave":
             q.leave(player)
         elif action == "penalise":
@@ -432,7 +434,7 @@ def test_no_pair_that_may_meet_is_left_waiting(script: list[tuple[str, int, floa
         waiting = [w for p in (f"p{i}" for i in range(16)) if (w := q.waiting(p)) is not None and w.penalty_until <= now]
         for i, a in enumerate(waiting):
             for b in waiting[i + 1:]:
-                if a.address == b.address:
+                if a.address == b.address and not same_address:
                     continue
                 if len(q) > 2 and (last.get(a.address) == b.address or last.get(b.address) == a.address):
                     continue
