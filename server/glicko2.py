@@ -13,9 +13,10 @@ deviation, as step 6 says.
 One game is lichess's rating period *without* step 6's widening (lila calls its calculator with
 ``skipDeviationIncrease``): the uncertainty a period adds (σ² on the Glicko-2 scale) comes from
 time away instead — ``periods=periods_between(last_game, now)``, 0.21436 periods a day. Adding a
-whole period per game instead keeps the deviation from settling below ≈ 72–76 (with σ ≈ 0.09
-σ² ≈ what one game against an established opponent takes away): simulated, 200 players after 30
-games each had none ranked (RD ≤ 75) that way, 132 this way, with the same rating error.
+whole period per game instead keeps the deviation from settling below ≈ 72–76 (with σ ≈ 0.09 the
+σ² added per game about equals what a game against an established opponent takes away):
+simulated, 200 players after 30 games each had none ranked (RD ≤ 75) that way, 132 this way,
+with the same rating error.
 
 Why our own ~100 lines rather than a PyPI package (decided 2026-12-01, both read and run
 against the worked example):
