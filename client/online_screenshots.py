@@ -962,3 +962,16 @@ def _watch_waiting_count(s: Shooter) -> None:
     eye.send(type="spectate", room=rig.code)
     s.watchers = eye  # type: ignore[attr-defined]
     s.settle(0.5)
+
+
+@shot("watch_replay")
+def _watch_replay(s: Shooter) -> None:
+    """After the end, Replay: the finished match's record (get_record) in the replay viewer: the full board, last move."""
+    rig, duel = _watching(s, 21)
+    duel.ko()
+    s.settle(1.0)
+    rig.click("replay")
+    s.settle(0.5)
+    s.key(s.pygame.K_f)
+    s.key(s.pygame.K_END)
+    s.settle(0.3)

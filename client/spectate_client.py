@@ -41,6 +41,7 @@ from mineduel.shared.wire import board as wire_board
 from mineduel.shared.wire import codec
 from mineduel.shared.wire.messages import (
     Error,
+    GetRecord,
     Hello,
     Leave,
     LiveRoom,
@@ -50,6 +51,8 @@ from mineduel.shared.wire.messages import (
     Ping,
     PingRequest,
     PongReply,
+    RecordJson,
+    RecordReply,
     RoomClosed,
     ServerMessage,
     Spectate,
@@ -179,6 +182,7 @@ class Watcher:
         self._ids = itertools.count(1)
         self._spectate_id: str | None = None
         self._live_asks: dict[str, Callable[[tuple[LiveRoom, ...] | None], None]] = {}
+        self._record_asks: dict[str, Callable[[RecordJson | None, str | None], None]] = {}
 
     # ----- commands -------------------------------------------------------------------------------------
     def watch(self, host: str, port: int, room: str, *, tls: bool = False, pin: str | None = None) -> None:
@@ -229,6 +233,16 @@ class Watcher:
         rid = self._next_id()
         self._live_asks[rid] = answer
         self.connection.send(LiveRoomsRequest(id=rid))
+        return True
+
+    def get_record(self, match_id: str, answer: Callable[[RecordJson | None, str | None], None]) -> bool:
+        """The finished match's record (public, R3; PROTOCOL.md §16 "fetched with get_record"):
+        ``answer(record, None)``, or ``answer(None, error code)``; ``False`` when not watching now."""
+        if self.status != Watch.WATCHING:
+            return False
+        rid = self._next_id()
+        self._record_asks[rid] = answer
+        self.connection.send(GetRecord(match_id, id=rid))
         return True
 
     def take_events(self) -> list[WatchEvent]:
@@ -367,6 +381,10 @@ class Watcher:
                 self._live_asks.pop(str(msg.id))(tuple(r for r in msg.rooms if _valid_code(r.room)))
             case Error() if msg.id is not None and msg.id in self._live_asks:
                 self._live_asks.pop(str(msg.id))(None)
+            case RecordReply() if msg.id is not None and msg.id in self._record_asks:
+                self._record_asks.pop(str(msg.id))(msg.record, None)
+            case Error() if msg.id is not None and msg.id in self._record_asks:
+                self._record_asks.pop(str(msg.id))(None, msg.code)
             case Ping():
                 self.connection.send(PongReply())
             case _:
@@ -409,6 +427,9 @@ class Watcher:
         asks, self._live_asks = self._live_asks, {}
         for answer in asks.values():
             answer(None)
+        records, self._record_asks = self._record_asks, {}
+        for record_answer in records.values():
+            record_answer(None, "connection_lost")
 
     def _forget_view(self) -> None:
         self.state = None

@@ -18,6 +18,8 @@ footer invites a touch instead, and the owner decides what a touch does.
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -30,6 +32,9 @@ from mineduel.client.ui import palette
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent
 from mineduel.client.ui.widgets import Button, WidgetGroup
 from mineduel.shared.rules.bitboard import COLS
+from mineduel.shared.wire.messages import RecordJson
+
+log = logging.getLogger(__name__)
 
 __all__ = ["EVENT_LINES", "SpectateScene", "display_name"]
 
@@ -63,7 +68,8 @@ class SpectateScene(Scene):
         self.widgets = WidgetGroup(ctx.invalidate, lambda: self.ctx.keyboard)
         self.paint = SpectatePainter(self)
         self._seen = watcher.seen()
-        self._problem = self.problem()
+        self.fetching: str | None = None  # the match whose record is being fetched for the replay
+        self._problem = (self.problem(), self.replayable())
         self._follow()
         self.relayout()
 
@@ -167,6 +173,36 @@ class SpectateScene(Scene):
         self.watcher.retry()
         self._changed()
 
+    def replayable(self) -> str | None:
+        """The finished match's id while its end is on screen and the link is live (its record is public, R3)."""
+        w = self.watcher
+        state = w.state
+        if state is None or state.result is None or state.match_id is None or w.status != Watch.WATCHING:
+            return None
+        return state.match_id
+
+    def replay(self) -> None:
+        """The finished match in the replay viewer (issue 19 item 3): its record asked with get_record
+        on this connection (§16); Back returns here, where the next match may have begun meanwhile."""
+        match_id = self.replayable()
+        if match_id is None or self.fetching is not None:
+            return
+        if self.watcher.get_record(match_id, self._record):
+            self.fetching = match_id
+            self.relayout()
+
+    def _record(self, record: RecordJson | None, code: str | None) -> None:
+        self.fetching = None
+        if record is None:
+            log.info("watch: no record for the replay (%s)", code)
+            self.events = [WatchEvent("replay_failed")]
+            self.relayout()
+            return
+        from mineduel.client.scenes.replay_viewer import ReplayViewer
+
+        self.relayout()
+        self.ctx.stack.push(ReplayViewer(self.ctx, json.dumps(record), on_back=lambda: None, seat=0))
+
     def open_language(self) -> None:
         """U5 on every online screen: the language changes, the watching does not."""
         from mineduel.client.scenes.popups import LanguagePopup
@@ -186,7 +222,14 @@ class SpectateScene(Scene):
         if not self.attract:
             buttons.append(Button(paint.LANGUAGE.copy(), lambda: "", self.open_language, style="ghost", icon="globe",
                                   icon_color=palette.INK, radius=12, name="language"))
-            buttons.append(Button(paint.LEAVE.copy(), lambda: t("watch.leave"), self.go_back, style="secondary",
+            leave = paint.LEAVE.copy()
+            if self.replayable() is not None:  # after the end: Replay | Leave
+                half = (leave.width - 10) // 2
+                buttons.append(Button(pygame.Rect(leave.left, leave.top, half, leave.height), lambda: t("replay.open"),
+                                      self.replay, style="primary", icon="restart", name="replay", text_size=18,
+                                      enabled=self.fetching is None))
+                leave = pygame.Rect(leave.left + half + 10, leave.top, leave.width - half - 10, leave.height)
+            buttons.append(Button(leave, lambda: t("watch.leave"), self.go_back, style="secondary",
                                   icon="back", name="leave", text_size=18))
             problem = self.problem()
             if problem is not None and problem[1]:
@@ -220,7 +263,7 @@ class SpectateScene(Scene):
         redrawn; the buttons are laid out again only when watching stopped or started again."""
         self._follow()
         self._seen = self.watcher.seen()
-        problem = self.problem()
+        problem = (self.problem(), self.replayable())
         if problem != self._problem:
             self._problem = problem
             self.relayout()

@@ -435,6 +435,45 @@ def test_the_end_shows_the_full_reveal_and_the_result(tmp_path, srv):
         s.close()
 
 
+def test_after_the_end_replay_opens_the_match_record_and_back_returns(tmp_path, srv):
+    """Replay (beside Leave after the end) asks get_record on the spectator's connection and opens
+    the replay viewer on it (issue 19 item 3); Back comes back to the spectator screen, still watching."""
+    from mineduel.client.scenes.replay_viewer import ReplayViewer
+
+    room = Room(srv)
+    s = Spectator(tmp_path, srv, watch=LINK.format(code=room.code))
+    try:
+        s.d.frame()
+        assert "replay" not in [b.name for b in s.scene.widgets.buttons]  # not before the end
+        room.opening()
+        room.seat(0).send(type="resign")
+        s.d.frame()
+        scene = s.scene
+        s.d.click_named("replay")
+        s.d.frame()
+        viewer = s.d.app.stack.top
+        assert isinstance(viewer, ReplayViewer) and viewer.replay is not None and viewer.problem is None
+        assert viewer.replay.steps[-1].outcome is not None and set(viewer.replay.names) == {"Ann", "Bob"}
+        assert any(type(m).__name__ == "GetRecord" for m in s.sent)
+        s.d.key(pygame.K_ESCAPE)
+        assert s.d.app.stack.top is scene and scene.watcher.status == Watch.WATCHING
+    finally:
+        s.close()
+
+
+def test_a_record_that_cannot_be_fetched_is_said_on_the_event_line(fake):
+    """get_record refused (not_found: the server kept no record): the answer says why; watching goes on."""
+    server, watcher = fake
+    answers: list[tuple[object, object]] = []
+    assert watcher.get_record("b048f279829caa65", lambda record, code: answers.append((record, code)))
+    ask = server.links[-1].sent[-1]
+    from mineduel.shared.wire.messages import Error
+
+    server.say(Error("not_found", "no", "get_record", ask.id))
+    watcher.update()
+    assert answers == [(None, "not_found")] and watcher.status == Watch.WATCHING  # nothing else changed
+
+
 def test_a_rematch_continues_on_the_same_screen(tmp_path, srv):
     """O14: the next match replaces the board on the same spectator screen, with its number."""
     room = Room(srv)
