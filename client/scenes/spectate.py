@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 
 __all__ = ["EVENT_LINES", "SpectateScene", "display_name"]
 
+NAMED_EVENTS = frozenset({"match_start", "explored", "explored_many", "auto_explored", "planted", "auto_planted",
+                          "flagged", "unflagged", "ended", "timeout", "away", "back", "end.ko", "end.resign",
+                          "end.disconnect"})  # said only with the seat that did it
 EVENT_LINES = 1  # the newest view's last event (one that covers several actions names the latest)
 NAME_LIMIT = 24
 RETRYABLE = ("online.server_unreachable", "online.connection_lost", "watch.error.bad_view",
@@ -89,14 +92,17 @@ class SpectateScene(Scene):
         return " · ".join(texts) if texts else None
 
     def event_words(self, event: WatchEvent) -> str:
+        """One event in words. Every placeholder gets a value (a hostile view may name no seat or
+        cell where a real one would): the line is then vaguer, never a failed frame."""
         t = self.ctx.t
-        params: dict[str, object] = {"count": event.count, "number": event.count}
-        if event.seat is not None:
-            params["name"] = self.name(event.seat)
-            params["other"] = self.name(1 - event.seat)
+        seat = 0 if event.seat is None else event.seat
+        params: dict[str, object] = {"count": event.count, "number": event.count, "name": self.name(seat),
+                                     "other": self.name(1 - seat), "cell": ""}
         if event.cell is not None:
             row, col = divmod(event.cell, COLS)
             params["cell"] = t("cell.name", row=row + 1, col=col + 1)
+        if event.seat is None and event.key in NAMED_EVENTS:
+            return ""
         if event.key == "match_start" and event.count <= 1:
             return t("watch.event.first_match", **params)
         return t(f"watch.event.{event.key}", **params)

@@ -657,6 +657,43 @@ def fake() -> tuple[FakeServer, Watcher]:
     return server, watcher
 
 
+def test_hostile_views_that_name_no_seat_never_fail_a_frame(tmp_path):
+    """A finished match with nobody to move and a KO draw (the codec lets both through): every title,
+    event and detail still has words (no missing placeholder), the screen draws."""
+    from mineduel.client.scenes.spectate import SpectateScene
+    from mineduel.client.spectate_events import changes
+
+    server = FakeServer()
+    d = Driver(tmp_path, language="en")
+    try:
+        watcher = Watcher(lambda: server, d.app.ctx.clock, "test")
+        watcher.watch("h", 1, "NYTF23")
+        watcher.update()
+        server.say(WELCOME)
+        watcher.update()
+        server.say(_state())
+        watcher.update()
+        d.app.stack.close_popup()
+        scene = SpectateScene(d.app.ctx, watcher)
+        d.app.stack.push(scene)
+        odd = _state(match_id="c048f279829caa65", status="finished", to_move=None, phase="over", number=2,
+                     result={"outcome": "draw", "winner": None, "reason": "ko", "scores": None},
+                     reveal={"mines": EMPTY, "markers": EMPTY, "marker_correct": EMPTY, "ko_cell": None})
+        events = changes(watcher.state, odd)
+        assert [e.key for e in events] == ["match_start"] and events[0].seat is None
+        server.say(odd)
+        d.frame()
+        assert scene.watcher.state is odd and scene.title() == "Draw"
+        assert isinstance(scene.event_text(), (str, type(None))) and scene.result_detail()
+        for event in [*events, *changes(_state(), _state(seq=4, status="finished", phase="over", to_move=None,
+                                                         result={"outcome": "draw", "winner": None, "reason": "ko",
+                                                                 "scores": None}))]:
+            scene.event_words(event)  # never raises
+        d.app.render()
+    finally:
+        d.close()
+
+
 def test_another_rooms_view_is_ignored(fake):
     """A view of a room this watcher does not watch (the one left just before, kiosk rotation) changes nothing."""
     server, watcher = fake
