@@ -332,3 +332,77 @@ def test_the_database_going_away_mid_match_loses_nothing_and_the_room_comes_back
     b_again.send(type="resume", room=code, token=second.token)
     assert b_again.send(type="explore", cell=[7, 7])[-1]["type"] == "ok"
     assert h.match(first).seq == seq + 1
+
+
+def _wait_until_blocked_on_a_lock(dsn: str, application: str) -> None:
+    """Poll (bounded) until a backend of ``application`` waits for a row lock."""
+    import time
+
+    with psycopg.connect(dsn, autocommit=True) as db:
+        for _ in range(500):
+            if db.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s AND wait_event_type = 'Lock'",
+                (application,),
+            ).fetchone()[0]:
+                return
+            time.sleep(0.01)
+    raise AssertionError(f"{application} never waited for the lock")
+
+
+def test_a_commit_and_a_takeover_at_the_same_moment_serialise_on_the_room_row(pg_dsn, pg_open, monkeypatch):
+    """The race the fence exists for, run for real on two connections: a takeover that starts
+    while the old owner's commit holds the room waits for it and rebuilds the room WITH that
+    commit; an old owner's commit that starts while a takeover holds the room waits for it and
+    stores nothing (OwnershipLost)."""
+    import threading
+
+    a, b = pg_open(node="a"), pg_open(node="b")
+    a.commit(Write(rooms={"ROOMAA": {"match": {"id": "m"}}}, actions=[("m", 0, {"n": 0})]))
+    expire(pg_dsn, "a")
+
+    # 1. a's commit first (it has locked the room); b's takeover starts meanwhile and must wait.
+    write_rows = a._write
+    taken: list[object] = []
+
+    def write_then_let_b_try(db, write, new_rooms):
+        write_rows(db, write, new_rooms)
+        thread = threading.Thread(target=lambda: taken.append(b.load_room("ROOMAA")))
+        thread.start()
+        _wait_until_blocked_on_a_lock(pg_dsn, "mine-duel-server b")
+        a_thread.append(thread)
+
+    a_thread: list[threading.Thread] = []
+    monkeypatch.setattr(a, "_write", write_then_let_b_try)
+    a.commit(Write(rooms={"NEWROO": {}}, actions=[("m", 1, {"n": 1})]))  # a new room: the transaction path
+    a_thread[0].join(10)
+    assert taken == [({"match": {"id": "m"}}, [{"n": 0}, {"n": 1}])]  # rebuilt with a's commit
+    assert room_row(pg_dsn, "ROOMAA") == ("b", 2)
+    monkeypatch.undo()
+
+    # 2. b's takeover first (a again, lease expired, takes it back and holds the row); b's one-statement
+    # commit starts meanwhile and must wait, then find the new epoch.
+    expire(pg_dsn, "b")
+    renew = a._renew
+    outcome: list[BaseException | None] = []
+
+    def b_commit() -> None:
+        try:
+            b.commit(Write(actions=[("m", 2, {"n": "stale"})], meta={"clock": "9"}))
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - the test reads it
+            outcome.append(exc)
+
+    def renew_while_b_tries(db):
+        renew(db)
+        thread = threading.Thread(target=b_commit)
+        thread.start()
+        _wait_until_blocked_on_a_lock(pg_dsn, "mine-duel-server b")
+        b_thread.append(thread)
+
+    b_thread: list[threading.Thread] = []
+    monkeypatch.setattr(a, "_renew", renew_while_b_tries)
+    assert a.load_room("ROOMAA") is not None  # the claim's transaction renews inside, holding the row
+    monkeypatch.undo()
+    b_thread[0].join(10)
+    assert isinstance(outcome[0], OwnershipLost) and room_row(pg_dsn, "ROOMAA") == ("a", 3)
+    assert a.load_room("ROOMAA")[1] == [{"n": 0}, {"n": 1}] and a.meta("clock") != "9"
