@@ -25,6 +25,7 @@ change ratings; later ones are played as ever and their ``match_end.rating`` say
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -75,17 +76,57 @@ def public_id(hashed: str) -> str:
 
 
 def clean_name(raw: str, deny: Sequence[str]) -> str:
-    """The name a player asked for, trimmed (NFC), or ``bad_name``: 1–20 characters, none of the
-    refused categories, no deny-list word in it (case-insensitive substring)."""
+    """The name a player asked for, trimmed (NFC), or ``bad_name``: 1–20 characters that pass
+    :func:`check_name`."""
     name = unicodedata.normalize("NFC", raw).strip()
     if not 1 <= len(name) <= NAME_MAX:
         raise ProtocolError(ErrorCode.BAD_NAME, f"a name has 1 to {NAME_MAX} characters (spaces around it do not count)")
-    if any(unicodedata.category(c) in _REFUSED_CATEGORIES for c in name):
-        raise ProtocolError(ErrorCode.BAD_NAME, "a name may not hold control or invisible characters")
-    folded = name.casefold()
-    if any(word and word in folded for word in deny):
-        raise ProtocolError(ErrorCode.BAD_NAME, "this name is not allowed on this server; choose another")
+    check_name(name, deny)
     return name
+
+
+_INVISIBLE = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u180f\u2800\u3164\uffa0"
+)
+"""Characters of visible-looking categories that draw nothing (Unicode's default-ignorable fillers,
+the combining grapheme joiner, Mongolian selectors, the braille blank): a name of them is blank."""
+_VARIATION = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+MARKS_MAX = 2
+"""Combining marks (Mn, Me) in a row on one letter: enough for every script's accents and tones,
+too few for a "Zalgo" stack that draws over the lines around it."""
+
+
+def check_name(name: str, deny: Sequence[str]) -> None:
+    """``bad_name`` unless every character of ``name`` is visible and plain enough to tell players
+    apart (red-team review of issue 20): none of the refused categories or invisible fillers, no
+    combining mark first or more than :data:`MARKS_MAX` in a row, a variation selector only after a
+    symbol (an emoji's), no two spaces in a row (a tag pushed out of sight), no ``#`` or a look-alike
+    (the tag's separator: ``Ann#4b52`` as a name would fake another's display), and no word of
+    the deny list, also when spelled in full-width or other compatibility forms (NFKC)."""
+    marks = 0
+    previous = ""
+    for c in name:
+        category = unicodedata.category(c)
+        if category in _REFUSED_CATEGORIES or c in _INVISIBLE:
+            raise ProtocolError(ErrorCode.BAD_NAME, "a name may not hold control or invisible characters")
+        if _VARIATION.match(c):
+            if unicodedata.category(previous or " ") != "So":
+                raise ProtocolError(ErrorCode.BAD_NAME, "a name may not hold control or invisible characters")
+        elif category in ("Mn", "Me"):
+            marks += 1
+            if not previous or marks > MARKS_MAX:
+                raise ProtocolError(ErrorCode.BAD_NAME, f"at most {MARKS_MAX} accents on one letter")
+        else:
+            marks = 0
+        if c.isspace() and previous.isspace():
+            raise ProtocolError(ErrorCode.BAD_NAME, "a name may not hold two spaces in a row")
+        previous = c
+    compatible = unicodedata.normalize("NFKC", name)
+    if "#" in compatible:
+        raise ProtocolError(ErrorCode.BAD_NAME, "a name may not hold '#' (it separates the name from its tag)")
+    folded = compatible.casefold()
+    if any(word and word in folded for word in deny) or any(word and word in name.casefold() for word in deny):
+        raise ProtocolError(ErrorCode.BAD_NAME, "this name is not allowed on this server; choose another")
 
 
 def load_deny_list(path: str) -> tuple[str, ...]:
@@ -174,6 +215,9 @@ class Players:
         # (server/quickmatch.py) at its next pairing.
         self.quick_leavers: list[str] = []
         self._board: tuple[float, list[m.LeaderboardEntry]] | None = None  # (read at, top 100)
+        # Each asker's place, read once per board (a second): counting the players ahead of a low
+        # place reads the whole ranked index, so a get_leaderboard flood must not repeat it.
+        self._ranks: dict[str, int | None] = {}
 
     # ----- lookups -------------------------------------------------------------------------------
     def of(self, peer: int) -> Player | None:
@@ -276,11 +320,14 @@ class Players:
         self.of_peer.pop(peer, None)
 
     # ----- ratings (Room.store at a rated match's end) -------------------------------------------------
-    def rate(self, match_id: str, ids: tuple[str, str], outcome: Outcome, wall: float) -> Rated | None:
+    def rate(self, match_id: str, ids: tuple[str, str], outcome: Outcome, wall: float, *,
+             same_address: bool = False) -> Rated | None:
         """Both players' Glicko-2 update for one finished rated match (a rating period of one game).
 
-        ``ids`` are the public ids by record seat. A void match, or one past the pair limit,
-        changes nothing and says why; ``None`` if a player cannot be found (nothing to rate).
+        ``ids`` are the public ids by record seat. A void match, one past the pair limit, or one
+        whose two seats were taken from one address (``same_address``: the quick match's rule
+        against one person's two keys, applied to rated rooms by code too) changes nothing and
+        says why; ``None`` if a player cannot be found (nothing to rate).
         """
         a, b = self.by_public(ids[0]), self.by_public(ids[1])
         if a is None or b is None or a is b:
@@ -288,6 +335,8 @@ class Players:
         pair = (a, b)
         if outcome.reason is Reason.VOID:
             return Rated((_unchanged(a, "void"), _unchanged(b, "void")))
+        if same_address:
+            return Rated((_unchanged(a, "same_address"), _unchanged(b, "same_address")))
         config = self.config
         since = wall - config.rated_pair_window
         if self.storage.pair_results(a.player, b.player, since) >= config.rated_pair_limit:
@@ -338,10 +387,14 @@ class Players:
                 for rank, row in enumerate(self.storage.leaderboard(LEADERBOARD, bound), 1)
             ]
             self._board = cached = (now, top)
+            self._ranks = {}
         top = cached[1]
         mine = None
         if me is not None:
-            rank = self.storage.rank_of(me.player, bound)
+            if me.player in self._ranks:
+                rank = self._ranks[me.player]
+            else:
+                rank = self._ranks[me.player] = self.storage.rank_of(me.player, bound)
             if rank is not None:
                 mine = m.LeaderboardMe(rank, round(me.rating.value, 1))
         return m.Leaderboard(top, mine, rid)

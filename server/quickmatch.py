@@ -93,11 +93,16 @@ class QuickMatch:
             raise ProtocolError(ErrorCode.SPECTATOR, "this connection is watching a room: leave first")
         if peer in lobby.peer_seat:
             raise ProtocolError(ErrorCode.ALREADY_SEATED, "this connection holds a seat: leave it first")
-        if peer in self.player_of or player.player in self.peer_of:
+        if peer in self.player_of or player.player in self.peer_of or self._confirming(player.player):
+            # Also while matched on another connection (its confirmation running): one player is
+            # paired once at a time (red-team: a second connection of one key was matched twice).
             raise ProtocolError(ErrorCode.ALREADY_QUEUED, "this player is already waiting for a quick match")
         now = rooms.now()
         self._enter(peer, player, now)
         self._pair_soon()
+
+    def _confirming(self, player: str) -> bool:
+        return any(w.player == player for c in self.confirms.values() for w in c.waiting)
 
     def _enter(self, peer: int, player: Player, since: float) -> None:
         r = player.rating
@@ -215,10 +220,14 @@ class QuickMatch:
         out: list[int] = []
         for sid, who in enumerate(confirm.waiting):
             seat = next((s for s in room.seats if s.sid == sid), None)
-            if seat is not None and seat.ready and seat.peer is not None and rooms.players.of(seat.peer) is not None:
+            holder = None if seat is None or seat.peer is None else rooms.players.of(seat.peer)
+            if seat is not None and seat.ready and seat.peer is not None and holder is not None and holder.player == who.player:
                 back.append((who, seat.peer))
             else:
-                self.queue.penalise(who.player, env.now)
+                # A seat resumed by a connection that is not this player (unidentified, or another
+                # key) does not put that connection in the queue as this player (red-team).
+                if seat is None or not seat.ready:
+                    self.queue.penalise(who.player, env.now)
                 if seat is not None and seat.peer is not None:
                     out.append(seat.peer)
         for seat in room.seats:

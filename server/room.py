@@ -495,7 +495,8 @@ class Room:
         ids = (pair[0].player, pair[1].player)
         if self.quick and outcome.reason is Reason.DISCONNECT and outcome.winner is not None:
             env.players.quick_leavers.append(ids[1 - outcome.winner])  # left a quick-match game
-        rated = env.players.rate(match.id, ids, outcome, env.wall)
+        same = bool(pair[0].owner) and pair[0].owner == pair[1].owner and not env.config.pairing.allow_same_address
+        rated = env.players.rate(match.id, ids, outcome, env.wall, same_address=same)
         if rated is None:
             return
         self.ratings = {0: rated.changes[0], 1: rated.changes[1]}

@@ -38,7 +38,7 @@ from mineduel.server.effects import Effects, Env, RandBytes, log_always
 from mineduel.server.limits import RecordCaps
 from mineduel.server.lobby import Lobby, PeerInfo, hash_token
 from mineduel.server.persistence import Persistence
-from mineduel.server.players import Players
+from mineduel.server.players import Players, check_name
 from mineduel.server.room import EPS, Room, Seat
 from mineduel.server.storage import Storage
 from mineduel.shared.rules.engine import ActionType
@@ -184,6 +184,8 @@ class Rooms:
 
     # ----- requests (each raises ProtocolError and changes nothing, or succeeds) ------------------
     def create(self, peer: int, req: m.CreateRoom) -> None:
+        if req.name:  # a seat's name is shown to the opponent, spectators and live_rooms: §17's rules
+            check_name(req.name, self.config.name_deny)
         self.perform(self.lobby.create(self.env(), peer, req))
 
     def join(self, peer: int, code: str, req: m.Join | m.Spectate) -> None:
@@ -194,6 +196,8 @@ class Rooms:
             self._settle(room, env)
             self.perform(self.lobby.spectate(env, peer, room))
         else:
+            if req.name:
+                check_name(req.name, self.config.name_deny)
             self.perform(self.lobby.join(env, peer, room, req))
 
     def resume(self, peer: int, code: str, req: m.Resume) -> None:

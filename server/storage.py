@@ -218,7 +218,7 @@ class SQLiteStorage:
                 rating REAL NOT NULL, deviation REAL NOT NULL, volatility REAL NOT NULL,
                 games INTEGER NOT NULL, wins INTEGER NOT NULL, losses INTEGER NOT NULL,
                 draws INTEGER NOT NULL, created REAL NOT NULL, updated REAL NOT NULL);
-            CREATE INDEX IF NOT EXISTS players_board ON players (rating DESC, player);
+            CREATE INDEX IF NOT EXISTS players_rank ON players (rating DESC, player, deviation);
             CREATE TABLE IF NOT EXISTS rated_results (
                 match_id TEXT NOT NULL, player TEXT NOT NULL, opponent TEXT NOT NULL,
                 result TEXT NOT NULL, before REAL NOT NULL, after REAL NOT NULL, at REAL NOT NULL,
@@ -352,6 +352,8 @@ class SQLiteStorage:
         return [PlayerRow(*row) for row in rows]
 
     def rank_of(self, player: str, max_deviation: float) -> int | None:
+        # players_rank covers the count (no row is read): 12 ms instead of 128 ms for the last of
+        # 50,000 ranked players (red-team, /tmp figures in docs/SECURITY.md); Players caches it a second.
         me = self.player_by_id(player)
         if me is None or me.deviation > max_deviation:
             return None

@@ -1,0 +1,216 @@
+"""Issue 20 attacked as a hostile peer would (red-team review, docs/SECURITY.md "Players and
+ratings"): names built to disguise themselves or break a screen, a seat name that skips the
+player filter, a matched seat resumed by another player, one key matched twice at once, two keys
+of one address rating each other through a room by code, a leaderboard flood that recounts a
+low place, and a failed commit of a rated end retried. Each test failed before its fix."""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+
+import pytest
+from support.harness import Client, Harness
+from support.players import identify, key
+
+from mineduel.server import glicko2
+from mineduel.server.matchmaking import PairingPolicy
+from mineduel.server.players import check_name, clean_name
+from mineduel.shared.wire.codec import ProtocolError
+
+
+def queued(h: Harness, n: int, name: str, address: str) -> Client:
+    c = h.connect(address)
+    identify(c, n, name)
+    assert [r["type"] for r in c.send(type="quick_match")] == ["queue", "ok"]
+    return c
+
+
+# ----- names --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [
+    "A" + "\u0301" * 19,  # a "Zalgo" stack of combining marks drawn over the lines around it
+    "\u0301abc",  # a mark first: it lands on whatever is drawn before the name
+    "\u3164",  # Hangul filler: a letter that draws nothing (a blank name)
+    "\u115f\u1160",  # Hangul choseong/jungseong fillers
+    "\u2800",  # the braille blank
+    "An\u034fn",  # the combining grapheme joiner (invisible)
+    "Ann\ufe0f",  # a variation selector after a letter: an invisible twin of "Ann"
+    "A\u180b",  # a Mongolian selector
+    "Ann#4b52",  # the tag's separator: a name that fakes another player's display
+    "Ann\uff034b52",  # its full-width look-alike
+    "Ann\ufe5f4b52",  # and its small form
+    "Ann" + " " * 10 + "x",  # a run of spaces that pushes the real tag out of sight
+    "\u5c71\u3000\u3000\u592a",  # also ideographic ones
+    "\uff4a\uff45\uff52\uff4b",  # a denied word in full-width letters (NFKC finds it)
+])
+def test_names_that_disguise_themselves_are_bad_names(name: str) -> None:
+    h = Harness(name_deny=("jerk",))
+    a = h.connect()
+    replies = a.send(type="identify", key=key(1), name=name)
+    assert [r["type"] for r in replies] == ["error"] and replies[0]["code"] == "bad_name", replies
+    assert h.storage.players == {} and h.rooms.players.of(a.pid) is None
+
+
+def test_names_of_real_scripts_still_pass() -> None:
+    """The rules refuse disguises, not languages: Thai tone marks, two accents, an emoji with its
+    selector, a Japanese name with one ideographic space, 20 wide characters."""
+    for name in ["\u0e19\u0e49\u0e33", "e\u0301\u0302", "\u2764\ufe0f", "\u5c71\u7530\u3000\u592a\u90ce",
+                 "\u6f22" * 20, "Nguy\u1ec5n V\u0103n", "\u0915\u094d\u0937\u093f"]:
+        assert clean_name(name, ()) == unicodedata.normalize("NFC", name)
+    with pytest.raises(ProtocolError):
+        check_name("x\u202ey", ())
+
+
+def test_a_seat_name_follows_the_player_name_rules() -> None:
+    """create_room/join names are shown to the opponent, the spectators and every live_rooms
+    asker: a bidirectional override or a denied word there is bad_name too, nothing is created."""
+    h = Harness(name_deny=("jerk",))
+    a = h.connect()
+    assert a.send(type="create_room", name="Ann\u202egnp")[0]["code"] == "bad_name"
+    assert a.send(type="create_room", name="BigJerk", listed=True)[0]["code"] == "bad_name"
+    assert h.rooms.rooms == {}
+    code = a.send(type="create_room", name="Ann")[0]["room"]
+    b = h.connect("10.0.0.2")
+    assert b.send(type="join", room=code, name="B\u200bob")[0]["code"] == "bad_name"
+    assert len(h.rooms.rooms[code].seats) == 1
+    assert b.send(type="join", room=code, name="Bob")[0]["type"] == "joined"
+
+
+# ----- the quick match ----------------------------------------------------------------------------
+
+
+def test_a_matched_seat_resumed_by_another_player_does_not_queue_that_connection_as_the_first() -> None:
+    """Ann confirms, then her token is resumed on a connection identified as Cy: at the
+    dissolution Cy's connection must not go back in the queue under Ann's id (Cy would then be
+    paired with Ann's rating, Ann could no longer queue, and Cy could meet Cy)."""
+    h = Harness()
+    a = queued(h, 1, "Ann", "10.0.0.1")
+    queued(h, 2, "Bob", "10.0.0.2")
+    h.advance(0)
+    h.turn()
+    matched = a.last("matched")
+    a.send(type="ready")
+    cy = h.connect("10.0.0.3")
+    identify(cy, 3, "Cy")
+    assert cy.send(type="resume", room=matched["room"], token=matched["token"])[0]["type"] == "joined"
+    h.advance(10)
+    h.turn()
+    quick = h.core.quick
+    assert not quick.queued(cy.pid) and quick.peer_of == {}
+    assert cy.last("queue") == {"type": "queue", "status": "left", "reason": "not_ready"}
+    ann = h.connect("10.0.0.1")
+    identify(ann, 1, "Ann")
+    assert [r["type"] for r in ann.send(type="quick_match")] == ["queue", "ok"]  # and Ann was not penalised:
+    bob2 = queued(h, 4, "Dee", "10.0.0.4")
+    h.advance(0)
+    h.turn()
+    assert ann.last("matched")["room"] == bob2.last("matched")["room"]
+
+
+def test_one_player_is_matched_once_at_a_time() -> None:
+    """Ann matched on one connection (confirmation running) cannot queue on her second one: one
+    key in two quick rooms at once would play two rated games at once."""
+    h = Harness()
+    queued(h, 1, "Ann", "10.0.0.1")
+    queued(h, 2, "Bob", "10.0.0.2")
+    h.advance(0)
+    h.turn()
+    twin = h.connect("10.0.0.5")
+    identify(twin, 1, "Ann")
+    assert twin.send(type="quick_match")[0]["code"] == "already_queued"
+    h.advance(10)  # nobody confirmed: dissolved, both out
+    h.turn()
+    assert [r["type"] for r in twin.send(type="quick_match")] == ["queue", "ok"]
+
+
+# ----- rating farming -------------------------------------------------------------------------------
+
+
+def _rated_room(h: Harness, addresses: tuple[str, str]) -> tuple[Client, Client]:
+    a, b = h.connect(addresses[0]), h.connect(addresses[1])
+    identify(a, 1, "Ann")
+    identify(b, 2, "Bob")
+    room = a.send(type="create_room", rated=True, client_seed="a")[0]["room"]
+    b.send(type="join", room=room, client_seed="b")
+    a.send(type="ready")
+    b.send(type="ready")
+    return a, b
+
+
+def test_two_keys_of_one_address_do_not_rate_each_other_through_a_room_by_code() -> None:
+    """The quick match never pairs one address with itself; a rated room by code must not undo that
+    rule: its matches are played, and say "unrated":"same_address" (unless the server allows one
+    address to meet itself, --quick-same-address)."""
+    h = Harness()
+    a, b = _rated_room(h, ("10.0.0.1", "10.0.0.1"))
+    a.send(type="resign")
+    assert a.last("match_end")["rating"]["unrated"] == "same_address"
+    assert a.last("match_end")["rating"]["change"] == 0.0
+    assert all(p.games == 0 for p in h.storage.players.values()) and h.storage.rated_results == {}
+    lax = Harness(pairing=PairingPolicy(allow_same_address=True))
+    a, b = _rated_room(lax, ("10.0.0.1", "10.0.0.1"))
+    a.send(type="resign")
+    assert "unrated" not in a.last("match_end")["rating"]
+
+
+# ----- leaderboard flood ------------------------------------------------------------------------------
+
+
+def test_a_leaderboard_flood_counts_a_place_once_a_second() -> None:
+    """``me``'s place is a count over the ranked index (128 ms for the last of 50,000 before the
+    covering index): a flood of get_leaderboard from one player reads it once per second."""
+    h = Harness()
+    a = h.connect()
+    identify(a, 1, "Ann")
+    calls: list[str] = []
+    real = h.storage.rank_of
+
+    def counting(player: str, max_deviation: float) -> int | None:
+        calls.append(player)
+        return real(player, max_deviation)
+
+    h.storage.rank_of = counting  # type: ignore[method-assign]
+    for _ in range(50):
+        assert a.send(type="get_leaderboard")[0]["type"] == "leaderboard"
+    assert len(calls) == 1
+    h.advance(1.0)
+    a.send(type="get_leaderboard")
+    assert len(calls) == 2
+
+
+# ----- a failed commit of a rated end ------------------------------------------------------------------
+
+
+def test_a_rated_end_whose_commit_failed_is_rated_once_when_played_again() -> None:
+    """The end's commit fails (both players told internal_error and closed); the storage comes
+    back, both resume and the match ends again: the ratings change once, from the ratings before
+    (nothing was half-applied in memory), and memory equals the database."""
+    h = Harness()
+    a, b = _rated_room(h, ("10.0.0.1", "10.0.0.2"))
+    tokens = {c.pid: (c.last("joined") if c.all("joined") else c.last("room_created"))["token"] for c in (a, b)}
+    room = a.last("match_start")["room"]
+    h.storage.fail_next = True
+    assert a.send(type="resign")[-1]["code"] == "internal_error"
+    h.rooms.tick()  # the once-a-second clock write: the storage is back
+    h.turn()
+    assert h.core.commits.healthy
+    again = []
+    for c, n, name, address in ((a, 1, "Ann", "10.0.0.1"), (b, 2, "Bob", "10.0.0.2")):
+        back = h.connect(address)
+        identify(back, n, name)
+        assert back.send(type="resume", room=room, token=tokens[c.pid])[0]["type"] == "joined"
+        again.append(back)
+    state = again[0].last("state")
+    assert state.get("result") is None  # the end never happened
+    again[0].send(type="resign")
+    end = again[0].last("match_end")["rating"]
+    fresh = glicko2.update(glicko2.Rating(), [(glicko2.Rating(), 0.0)])
+    assert end["after"] == round(fresh.value, 1) and end["before"] == 1500.0
+    for hashed, row in h.storage.players.items():
+        assert row.games == 1
+        loaded = h.rooms.players.load(hashed)
+        assert loaded is not None and loaded.rating.value == row.rating and loaded.games == 1
+    assert len(h.storage.rated_results) == 2
+    assert hashlib.sha256(key(1).encode()).hexdigest() in h.storage.players
