@@ -63,7 +63,7 @@ from mineduel.shared.wire.names import PROTOCOL_VERSION, ErrorCode
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BadView", "LiveQuery", "Watch", "Watcher", "check_view", "public_view"]
+__all__ = ["BadView", "LiveQuery", "Questions", "Watch", "Watcher", "check_view", "public_view"]
 
 #: Spectate refusals with their own words; any other code is worded as errors.py words it.
 WATCH_ERRORS: dict[str, str] = {
@@ -181,8 +181,7 @@ class Watcher:
         self.refused_views = 0
         self._ids = itertools.count(1)
         self._spectate_id: str | None = None
-        self._live_asks: dict[str, Callable[[tuple[LiveRoom, ...] | None], None]] = {}
-        self._record_asks: dict[str, Callable[[RecordJson | None, str | None], None]] = {}
+        self.questions = Questions(self)  # live_rooms and get_record on this connection
 
     # ----- commands -------------------------------------------------------------------------------------
     def watch(self, host: str, port: int, room: str, *, tls: bool = False, pin: str | None = None) -> None:
@@ -204,7 +203,7 @@ class Watcher:
             if self.address is not None:
                 self.watch(*self.address, code, tls=self.tls, pin=self.pin)
             return
-        self.connection.send(Leave(id=self._next_id()))
+        self.connection.send(Leave(id=self.next_id()))
         self.room = code
         self._forget_view()
         self._send_spectate()
@@ -217,33 +216,13 @@ class Watcher:
     def leave(self) -> None:
         """Stop watching: ``leave`` on an open link, then close it."""
         if self.status == Watch.WATCHING:
-            self.connection.send(Leave(id=self._next_id()))
+            self.connection.send(Leave(id=self.next_id()))
         self.connection.drop()
-        self._drop_asks()
+        self.questions.drop()
         self.connection.retry_at = None
         self.status = Watch.LEFT
 
     close = leave
-
-    def ask_live_rooms(self, answer: Callable[[tuple[LiveRoom, ...] | None], None]) -> bool:
-        """``live_rooms`` on this connection (a spectator may ask, §16): ``answer(rooms)``, or
-        ``answer(None)`` when refused or the link drops first; ``False`` when not watching now."""
-        if self.status != Watch.WATCHING:
-            return False
-        rid = self._next_id()
-        self._live_asks[rid] = answer
-        self.connection.send(LiveRoomsRequest(id=rid))
-        return True
-
-    def get_record(self, match_id: str, answer: Callable[[RecordJson | None, str | None], None]) -> bool:
-        """The finished match's record (public, R3; PROTOCOL.md §16 "fetched with get_record"):
-        ``answer(record, None)``, or ``answer(None, error code)``; ``False`` when not watching now."""
-        if self.status != Watch.WATCHING:
-            return False
-        rid = self._next_id()
-        self._record_asks[rid] = answer
-        self.connection.send(GetRecord(match_id, id=rid))
-        return True
 
     def take_events(self) -> list[WatchEvent]:
         events, self.events = self.events, []
@@ -303,7 +282,8 @@ class Watcher:
         return min(times) if times else None
 
     # ----- the connection -----------------------------------------------------------------------------------------
-    def _next_id(self) -> str:
+    def next_id(self) -> str:
+        """A fresh request id on this watcher's connection (``Questions`` use it too)."""
         return f"w{next(self._ids)}"
 
     def _open(self, status: str) -> None:
@@ -316,7 +296,7 @@ class Watcher:
     def _lost(self, why: str) -> None:
         """The link is gone: keep trying while a view was live (or is held), else say it could not connect."""
         self.connection.drop()
-        self._drop_asks()
+        self.questions.drop()
         if self.status in (Watch.FAILED, Watch.CLOSED, Watch.LEFT):
             return
         if self.state is not None or self.status == Watch.RECONNECTING:
@@ -327,7 +307,7 @@ class Watcher:
 
     def _fail(self, key: str) -> None:
         self.connection.drop()
-        self._drop_asks()
+        self.questions.drop()
         self.connection.retry_at = None
         self.status = Watch.FAILED
         self.error = key
@@ -350,10 +330,12 @@ class Watcher:
 
     def _send_spectate(self) -> None:
         assert self.room is not None
-        self._spectate_id = self._next_id()
+        self._spectate_id = self.next_id()
         self.connection.send(Spectate(self.room, id=self._spectate_id))
 
     def _message(self, msg: ServerMessage) -> None:
+        if self.questions.answer(msg):
+            return
         match msg:
             case Welcome():
                 if msg.protocol != PROTOCOL_VERSION:
@@ -377,14 +359,6 @@ class Watcher:
                 self.error = "watch.room_closed"
                 self.deadline_local = None
                 self.revision += 1
-            case LiveRooms() if msg.id is not None and msg.id in self._live_asks:
-                self._live_asks.pop(str(msg.id))(tuple(r for r in msg.rooms if _valid_code(r.room)))
-            case Error() if msg.id is not None and msg.id in self._live_asks:
-                self._live_asks.pop(str(msg.id))(None)
-            case RecordReply() if msg.id is not None and msg.id in self._record_asks:
-                self._record_asks.pop(str(msg.id))(msg.record, None)
-            case Error() if msg.id is not None and msg.id in self._record_asks:
-                self._record_asks.pop(str(msg.id))(None, msg.code)
             case Ping():
                 self.connection.send(PongReply())
             case _:
@@ -422,15 +396,6 @@ class Watcher:
         )
         self.revision += 1
 
-    def _drop_asks(self) -> None:
-        """No answer will come on a closed link: each pending ``live_rooms`` question hears ``None``."""
-        asks, self._live_asks = self._live_asks, {}
-        for answer in asks.values():
-            answer(None)
-        records, self._record_asks = self._record_asks, {}
-        for record_answer in records.values():
-            record_answer(None, "connection_lost")
-
     def _forget_view(self) -> None:
         self.state = None
         self.reveal = None
@@ -439,6 +404,62 @@ class Watcher:
         self.grace_local = ()
         self._spectate_id = None
         self.revision += 1
+
+
+class Questions:
+    """What a watcher may ask on its connection besides watching (§16): ``live_rooms`` (the kiosk's
+    rotation) and ``get_record`` (Replay after the end). Each answer goes to its callback; a link
+    that closes first answers ``None`` to every question still open."""
+
+    def __init__(self, watcher: Watcher) -> None:
+        self.watcher = watcher
+        self._live: dict[str, Callable[[tuple[LiveRoom, ...] | None], None]] = {}
+        self._records: dict[str, Callable[[RecordJson | None, str | None], None]] = {}
+
+    def live_rooms(self, answer: Callable[[tuple[LiveRoom, ...] | None], None]) -> bool:
+        """``answer(rooms)``, or ``answer(None)`` when refused or the link drops; ``False``: not watching now."""
+        w = self.watcher
+        if w.status != Watch.WATCHING:
+            return False
+        rid = w.next_id()
+        self._live[rid] = answer
+        w.connection.send(LiveRoomsRequest(id=rid))
+        return True
+
+    def record(self, match_id: str, answer: Callable[[RecordJson | None, str | None], None]) -> bool:
+        """The finished match's public record (R3): ``answer(record, None)`` or ``answer(None, code)``."""
+        w = self.watcher
+        if w.status != Watch.WATCHING:
+            return False
+        rid = w.next_id()
+        self._records[rid] = answer
+        w.connection.send(GetRecord(match_id, id=rid))
+        return True
+
+    def answer(self, msg: ServerMessage) -> bool:
+        """Route a reply to its question; ``False`` when ``msg`` answers none of them."""
+        rid = getattr(msg, "id", None)
+        if rid is None:
+            return False
+        rid = str(rid)
+        if rid in self._live and isinstance(msg, (LiveRooms, Error)):
+            rooms = tuple(r for r in msg.rooms if _valid_code(r.room)) if isinstance(msg, LiveRooms) else None
+            self._live.pop(rid)(rooms)
+            return True
+        if rid in self._records and isinstance(msg, (RecordReply, Error)):
+            record, code = (msg.record, None) if isinstance(msg, RecordReply) else (None, msg.code)
+            self._records.pop(rid)(record, code)
+            return True
+        return False
+
+    def drop(self) -> None:
+        """No answer will come on a closed link."""
+        live, self._live = self._live, {}
+        records, self._records = self._records, {}
+        for answer in live.values():
+            answer(None)
+        for record_answer in records.values():
+            record_answer(None, "connection_lost")
 
 
 class LiveQuery:

@@ -193,7 +193,7 @@ class SpectateScene(Scene):
         match_id = self.replayable()
         if match_id is None or self.fetching is not None:
             return
-        if self.watcher.get_record(match_id, self._record):
+        if self.watcher.questions.record(match_id, self._record):
             self.fetching = match_id
             self.relayout()
 

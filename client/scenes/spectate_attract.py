@@ -86,7 +86,7 @@ class AttractLoop:
         self.asking = True
         self.last_ask = self.clock()
         self.answer, self.answered = None, False
-        if self.watcher.ask_live_rooms(self._heard):
+        if self.watcher.questions.live_rooms(self._heard):
             return
         t = self.target
         self.query.start(t.host, t.port, tls=t.tls, pin=t.pin)

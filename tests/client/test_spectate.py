@@ -465,7 +465,7 @@ def test_a_record_that_cannot_be_fetched_is_said_on_the_event_line(fake):
     """get_record refused (not_found: the server kept no record): the answer says why; watching goes on."""
     server, watcher = fake
     answers: list[tuple[object, object]] = []
-    assert watcher.get_record("b048f279829caa65", lambda record, code: answers.append((record, code)))
+    assert watcher.questions.record("b048f279829caa65", lambda record, code: answers.append((record, code)))
     ask = server.links[-1].sent[-1]
     from mineduel.shared.wire.messages import Error
 
