@@ -1017,6 +1017,52 @@ class ServerClosing:
         return cls(_word(obj, "reason", limit=64))
 
 
+MOVED_REQUESTS = frozenset({"peek", "join", "resume", "spectate"})
+"""The requests a ``moved`` may answer (§18): the ones that name a room another node may own."""
+HOST_MAX = 253
+"""A ``moved`` host is a DNS name or an IP literal (IPv6 without brackets) of at most this many characters."""
+_HOST = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-_:"
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
+class Moved:
+    """``moved`` (§18): the room is served by another node of the cluster — reconnect there
+    (``host``/``port``, TLS with ``pin`` when ``tls``) and repeat ``request``; nothing changed here.
+    Unsolicited (``request`` and ``id`` unset): this node stopped serving the room, resume there."""
+
+    TYPE: ClassVar[ServerType] = ServerType.MOVED
+    room: str
+    host: str
+    port: int
+    tls: bool = False
+    pin: str | None = None  # SHA-256 of the node's certificate, 64 lowercase hex (TLS only)
+    request: str | None = None  # the request answered (one of MOVED_REQUESTS); None: unsolicited
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        out: Json = {"type": "moved", "room": self.room, "host": self.host, "port": self.port, "tls": self.tls,
+                     "pin": self.pin}
+        if self.request is not None:
+            out["request"] = self.request
+        return _with_id(out, self.id)
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> Moved:
+        host = _str(obj, "host", limit=HOST_MAX)
+        if not host or not _only(host, _HOST):
+            raise BadMessage("'host' must be a host name or an IP address")
+        tls = _bool(obj, "tls")
+        pin = _opt_hex(obj, "pin", 64)
+        if pin is not None and not tls:
+            raise BadMessage("a 'pin' needs 'tls': true")
+        request = None if obj.get("request") is None else _choice(obj, "request", MOVED_REQUESTS)
+        rid = _rid(obj)
+        if rid is not None and request is None:
+            raise BadMessage("an unsolicited 'moved' carries no 'id'")
+        return cls(_room_code(obj), host, _int(obj, "port", 1, 65535), tls, pin, request, rid)
+
+
 # ----- players, quick match and ratings (PROTOCOL.md §17) -------------------------------------------
 
 
@@ -1447,6 +1493,7 @@ ServerMessage: TypeAlias = (
     | Presence | MatchEnd | RematchStatus | RecordReply | RoomClosed | ServerClosing | SpectateState
     | PlayerInfo | QueueStatus | Matched | Profile | Leaderboard
     | LiveRooms
+    | Moved
 )
 
 SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
@@ -1456,6 +1503,7 @@ SERVER_MESSAGES: Mapping[str, type[ServerMessage]] = {
         Presence, MatchEnd, RematchStatus, RecordReply, RoomClosed, ServerClosing, SpectateState,
         PlayerInfo, QueueStatus, Matched, Profile, Leaderboard,
         LiveRooms,
+        Moved,
     )
 }
 

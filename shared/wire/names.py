@@ -103,6 +103,7 @@ class ServerType(StrEnum):
     PROFILE = "profile"  # §17
     LEADERBOARD = "leaderboard"  # §17
     LIVE_ROOMS = "live_rooms"  # the reply to live_rooms (§16)
+    MOVED = "moved"  # another node of the cluster serves the room: reconnect there (§18)
 
 
 class ErrorCode(StrEnum):

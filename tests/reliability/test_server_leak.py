@@ -100,6 +100,8 @@ FIELDS: dict[str, frozenset[str]] = {
         "matched": "type room token seat opponent rated confirm",
         "profile": "type player display rating games wins losses draws recent id",
         "leaderboard": "type top me id",
+        # PROTOCOL.md §18: several nodes; only a cluster sends it (tests/server/test_cluster_node.py).
+        "moved": "type room host port tls pin request id",
     }.items()
 }
 MESSAGE_TYPES = frozenset(t.value for t in ServerType)
@@ -107,6 +109,7 @@ assert frozenset(FIELDS) == MESSAGE_TYPES, "a new server message type needs its 
 SPECTATOR_TYPES = frozenset({ServerType.SPECTATE_STATE.value, ServerType.LIVE_ROOMS.value}) | frozenset({
     ServerType.PLAYER.value, ServerType.QUEUE.value, ServerType.MATCHED.value, ServerType.PROFILE.value,
     ServerType.LEADERBOARD.value,  # §17: only after identify, which the tour and the twins never send
+    ServerType.MOVED.value,  # §18: only from a node of a cluster, which the tour and the twins never run on
 })
 SPECTATOR_ERRORS = frozenset({ErrorCode.SPECTATOR.value, ErrorCode.SPECTATING_OFF.value, ErrorCode.TOO_MANY_SPECTATORS.value})
 """What only spectators (and whoever asks ``live_rooms``) get (PROTOCOL.md §16): the tour and the twins

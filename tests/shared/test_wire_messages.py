@@ -25,7 +25,8 @@ def test_the_capture_holds_every_server_message_type() -> None:
     # captured sessions have no spectator (``spectate_state``, ``live_rooms``: tests/server/test_spectators.py).
     # Nor players (§17: tests/shared/test_wire_players.py, tests/server/test_players.py).
     players = {"player", "queue", "matched", "profile", "leaderboard"}
-    assert kinds | {"ping", "spectate_state", "live_rooms"} | players == set(m.SERVER_MESSAGES)
+    # Nor a cluster (§18 ``moved``: tests/shared/test_wire_moved.py, tests/server/test_cluster_node.py).
+    assert kinds | {"ping", "spectate_state", "live_rooms", "moved"} | players == set(m.SERVER_MESSAGES)
     ping = '{"type":"ping","server_time":1.5}'
     assert codec.encode_message(codec.decode_server(ping)) == ping.encode() + b"\n"
 
