@@ -213,7 +213,7 @@ class Players:
         self._budgets: dict[str, _AddressBudget] = {}
         # Players whose quick-match game ended by their disconnection: penalised by the queue
         # (server/quickmatch.py) at its next pairing.
-        self.quick_leavers: list[str] = []
+        self.quick_leavers: list[tuple[str, str]] = []  # (player id, its seat's address owner tag)
         self._board: tuple[float, list[m.LeaderboardEntry]] | None = None  # (read at, top 100)
         # Each asker's place, read once per board (a second): counting the players ahead of a low
         # place reads the whole ranked index, so a get_leaderboard flood must not repeat it.
@@ -423,6 +423,8 @@ class Players:
             if id(player) not in held:
                 del self.by_key[hashed]
                 self.by_id.pop(player.player, None)
+        if self._board is not None and now >= self._board[0] + BOARD_TTL:
+            self._board, self._ranks = None, {}  # a flood's places are not kept until the next asker
         config = self.config
         for owner, budget in list(self._budgets.items()):
             if budget.at <= now - max(config.identify_window, config.new_player_window):

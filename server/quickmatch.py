@@ -17,6 +17,8 @@ sent (tests/server/test_quick_match.py checks the bytes).
 
 from __future__ import annotations
 
+import math
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -59,6 +61,10 @@ class QuickMatch:
         self.peer_of: dict[str, int] = {}  # waiting player id -> its connection
         self.player_of: dict[int, str] = {}  # and back
         self.confirms: dict[str, Confirm] = {}
+        # Offences per address owner tag (count decayed as the queue's, when last): the queue counts
+        # them per player, and a new key's first offence is free, so without this one address
+        # rotating keys would never wait (red-team). A join waits for the later of both.
+        self._by_address: OrderedDict[str, tuple[float, float]] = OrderedDict()
         self._loop: LoopingCall | None = None
         self._soon: IDelayedCall | None = None
 
@@ -106,7 +112,8 @@ class QuickMatch:
 
     def _enter(self, peer: int, player: Player, since: float) -> None:
         r = player.rating
-        self.queue.join(Waiting(player.player, r.value, r.deviation, self.owner_of(peer), since))
+        owner = self.owner_of(peer)
+        self.queue.join(Waiting(player.player, r.value, r.deviation, owner, since, self._address_wait(owner)))
         self.peer_of[player.player] = peer
         self.player_of[peer] = player.player
         self.rooms.outbox.send(peer, m.QueueStatus("waiting", round(since, 3), round(self.rooms.now(), 3)))
@@ -124,6 +131,26 @@ class QuickMatch:
         self.peer_of.pop(player, None)
         self.queue.leave(player)
         return True
+
+    def penalise(self, player: str, address: str, now: float) -> None:
+        """Count an offence of ``player`` (the queue's record) and of its address (ours)."""
+        self.queue.penalise(player, now)
+        if not address:
+            return
+        policy = self.config.pairing
+        count, at = self._by_address.pop(address, (0.0, now))
+        earlier = count * math.pow(0.5, max(now - at, 0.0) / policy.penalty_half_life)
+        self._by_address[address] = (earlier + 1.0, now)
+        while len(self._by_address) > policy.memory:
+            self._by_address.popitem(last=False)
+
+    def _address_wait(self, address: str) -> float:
+        """Until when a join from this address waits (0: not at all), as the queue's rule for a player."""
+        found = self._by_address.get(address)
+        if found is None:
+            return 0.0
+        count, at = found
+        return at + self.config.pairing.penalty(count - 1.0)
 
     def peer_lost(self, peer: int) -> None:
         """Closing the connection while queued leaves the queue (nobody is told)."""
@@ -145,7 +172,8 @@ class QuickMatch:
         now = self.rooms.now()
         leavers = self.rooms.players.quick_leavers
         while leavers:
-            self.queue.penalise(leavers.pop(), now)
+            player, address = leavers.pop()
+            self.penalise(player, address, now)
         if len(self.queue) < 2:
             return
         for a, b in self.queue.pair(now):
@@ -227,7 +255,7 @@ class QuickMatch:
                 # A seat resumed by a connection that is not this player (unidentified, or another
                 # key) does not put that connection in the queue as this player (red-team).
                 if seat is None or not seat.ready:
-                    self.queue.penalise(who.player, env.now)
+                    self.penalise(who.player, who.address, env.now)
                 if seat is not None and seat.peer is not None:
                     out.append(seat.peer)
         for seat in room.seats:

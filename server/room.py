@@ -494,7 +494,8 @@ class Room:
             return
         ids = (pair[0].player, pair[1].player)
         if self.quick and outcome.reason is Reason.DISCONNECT and outcome.winner is not None:
-            env.players.quick_leavers.append(ids[1 - outcome.winner])  # left a quick-match game
+            loser = 1 - outcome.winner  # left a quick-match game
+            env.players.quick_leavers.append((ids[loser], pair[loser].owner))
         same = bool(pair[0].owner) and pair[0].owner == pair[1].owner and not env.config.pairing.allow_same_address
         rated = env.players.rate(match.id, ids, outcome, env.wall, same_address=same)
         if rated is None:

@@ -125,6 +125,34 @@ def test_one_player_is_matched_once_at_a_time() -> None:
     assert [r["type"] for r in twin.send(type="quick_match")] == ["queue", "ok"]
 
 
+def test_rotating_keys_does_not_dodge_the_leavers_wait() -> None:
+    """The first offence of a player is free and penalties were counted per player, so an address
+    with a fresh key for each no-show never waited. Offences now count per address too: after two
+    no-shows from one address (two keys), a third fresh key from it waits the 15 s of a second
+    offence before it is paired."""
+    h = Harness()
+    for n in (1, 2):
+        queued(h, n, f"Grief{n}", "10.6.6.6")
+        queued(h, 10 + n, f"Honest{n}", f"10.0.0.{n}")
+        h.advance(0)
+        h.turn()
+        h.advance(10)  # the griefer never confirms (nor does the honest one here: both out)
+        h.turn()
+    fresh = queued(h, 3, "Grief3", "10.6.6.6")
+    other = queued(h, 13, "Honest3", "10.0.0.3")
+    h.advance(0)
+    h.turn()
+    assert fresh.all("matched") == [] and other.all("matched") == []
+    h.advance(14)
+    h.core.quick.pair_now()  # the 0.5 s pairing tick (core.start() runs it; the harness does not)
+    h.turn()
+    assert fresh.all("matched") == []
+    h.advance(1.5)
+    h.core.quick.pair_now()
+    h.turn()
+    assert fresh.last("matched")["room"] == other.last("matched")["room"]
+
+
 # ----- rating farming -------------------------------------------------------------------------------
 
 
@@ -178,6 +206,9 @@ def test_a_leaderboard_flood_counts_a_place_once_a_second() -> None:
     h.advance(1.0)
     a.send(type="get_leaderboard")
     assert len(calls) == 2
+    h.advance(1.0)
+    h.rooms.players.sweep(h.rooms.now())  # the places counted are dropped with the stale board
+    assert h.rooms.players._ranks == {}
 
 
 # ----- a failed commit of a rated end ------------------------------------------------------------------
