@@ -108,7 +108,12 @@ class QuickMatch:
         self._pair_soon()
 
     def _confirming(self, player: str) -> bool:
-        return any(w.player == player for c in self.confirms.values() for w in c.waiting)
+        """Whether ``player`` still sits in a matched room whose confirmation runs (a ``leave`` frees it)."""
+        for confirm in self.confirms.values():
+            room = self.rooms.rooms.get(confirm.code)
+            if room is not None and room.match is None and any(s.player == player for s in room.seats):
+                return True
+        return False
 
     def _enter(self, peer: int, player: Player, since: float) -> None:
         r = player.rating

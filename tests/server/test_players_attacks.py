@@ -113,7 +113,7 @@ def test_one_player_is_matched_once_at_a_time() -> None:
     """Ann matched on one connection (confirmation running) cannot queue on her second one: one
     key in two quick rooms at once would play two rated games at once."""
     h = Harness()
-    queued(h, 1, "Ann", "10.0.0.1")
+    ann = queued(h, 1, "Ann", "10.0.0.1")
     queued(h, 2, "Bob", "10.0.0.2")
     h.advance(0)
     h.turn()
@@ -122,6 +122,16 @@ def test_one_player_is_matched_once_at_a_time() -> None:
     assert twin.send(type="quick_match")[0]["code"] == "already_queued"
     h.advance(10)  # nobody confirmed: dissolved, both out
     h.turn()
+    assert [r["type"] for r in twin.send(type="quick_match")] == ["queue", "ok"]
+    # Leaving the matched room frees the player at once (no wait for the 10 s to run out).
+    assert [r["type"] for r in twin.send(type="leave_queue")][-1] == "ok"
+    queued(h, 3, "Cy", "10.0.0.3")
+    assert ann.send(type="quick_match")[0]["type"] == "queue"
+    h.advance(0)
+    h.turn()
+    assert ann.last("matched")
+    assert twin.send(type="quick_match")[0]["code"] == "already_queued"
+    assert ann.send(type="leave")[-1]["type"] == "ok"
     assert [r["type"] for r in twin.send(type="quick_match")] == ["queue", "ok"]
 
 
@@ -151,6 +161,27 @@ def test_rotating_keys_does_not_dodge_the_leavers_wait() -> None:
     h.core.quick.pair_now()
     h.turn()
     assert fresh.last("matched")["room"] == other.last("matched")["room"]
+
+
+def test_a_seat_left_in_a_matched_room_is_not_for_a_stranger() -> None:
+    """Bob leaves the matched room during the confirmation and hands its code to Yves: Yves may not
+    take the seat (the queue chose Ann's opponent, not Bob); Bob himself may not come back either."""
+    h = Harness()
+    a = queued(h, 1, "Ann", "10.0.0.1")
+    b = queued(h, 2, "Bob", "10.0.0.2")
+    h.advance(0)
+    h.turn()
+    code = a.last("matched")["room"]
+    assert b.send(type="leave")[-1]["type"] == "ok"
+    yves = h.connect("10.0.0.3")
+    identify(yves, 3, "Yves")
+    assert yves.send(type="join", room=code, client_seed="y")[0]["code"] == "room_full"
+    assert b.send(type="join", room=code, client_seed="b")[0]["code"] == "room_full"
+    assert len(h.rooms.rooms[code].seats) == 1
+    a.send(type="ready")
+    h.advance(10)
+    h.turn()
+    assert code not in h.rooms.rooms and a.last("queue")["status"] == "waiting"
 
 
 # ----- rating farming -------------------------------------------------------------------------------
