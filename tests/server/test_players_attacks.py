@@ -276,3 +276,66 @@ def test_a_rated_end_whose_commit_failed_is_rated_once_when_played_again() -> No
         assert loaded is not None and loaded.rating.value == row.rating and loaded.games == 1
     assert len(h.storage.rated_results) == 2
     assert hashlib.sha256(key(1).encode()).hexdigest() in h.storage.players
+
+
+# ----- checked sound (kept as tests so they stay so) --------------------------------------------------
+
+
+def test_malformed_identities_change_nothing() -> None:
+    """NUL, lone surrogates (raw JSON escapes), keys of the wrong length or alphabet: refused, no
+    player made, the connection still unidentified and usable."""
+    h = Harness()
+    a = h.connect()
+    good = key(1).encode()
+    lines = [
+        b'{"type":"identify","key":"' + good + b'","name":"A\\u0000"}',
+        b'{"type":"identify","key":"' + good + b'","name":"A\\ud800"}',
+        b'{"type":"identify","key":"\\udfff' + good[1:] + b'","name":"Ann"}',
+        b'{"type":"identify","key":"' + good[:42] + b'","name":"Ann"}',
+        b'{"type":"identify","key":"' + good + b'A","name":"Ann"}',
+        b'{"type":"identify","key":"' + good[:42] + b'=","name":"Ann"}',
+        b'{"type":"identify","key":"' + good[:42] + b'\\n","name":"Ann"}',
+        '{"type":"identify","key":"\uff21' .encode() + good[1:] + b'","name":"Ann"}',
+        b'{"type":"get_profile","player":"\\ud800aaaaaaaaaaaaaaa"}',
+    ]
+    for line in lines:
+        replies = a.send_raw(line)
+        assert [r["type"] for r in replies] == ["error"], (line, replies)
+        assert replies[0]["code"] in ("bad_name", "bad_request", "bad_json"), (line, replies)
+    assert h.storage.players == {} and h.rooms.players.of(a.pid) is None
+    identify(a, 1, "Ann")
+
+
+def test_a_rename_during_a_rated_match_keeps_the_rating_and_the_seat() -> None:
+    """Ann renames herself mid-match: the seat keeps the display it was taken with, the end rates
+    her (one row: the new name and the new rating), and Bob's profile shows her new display."""
+    h = Harness()
+    a, b = _rated_room(h, ("10.0.0.1", "10.0.0.2"))
+    old = a.last("room")["me"]["display"]
+    assert [r["type"] for r in a.send(type="rename", name="Annie")] == ["player", "ok"]
+    b.send(type="resign")
+    assert a.last("room")["me"]["display"] == old
+    row = h.storage.players[hashlib.sha256(key(1).encode()).hexdigest()]
+    assert row.name == "Annie" and row.games == 1 and row.rating == pytest.approx(
+        glicko2.update(glicko2.Rating(), [(glicko2.Rating(), 1.0)]).value)
+    recent = b.send(type="get_profile")[0]["recent"]
+    assert recent[0]["opponent"].startswith("Annie#")
+
+
+def test_a_quick_match_in_play_is_never_named_and_spectate_guesses_count() -> None:
+    """Issue 19 × 20: a quick-match room is unlisted, so live_rooms never names it; guessing its
+    code through spectate counts towards too_many_attempts like join's guesses."""
+    h = Harness()
+    a = queued(h, 1, "Ann", "10.0.0.1")
+    b = queued(h, 2, "Bob", "10.0.0.2")
+    h.advance(0)
+    h.turn()
+    a.send(type="ready")
+    b.send(type="ready")
+    assert a.all("match_start")
+    code = a.last("matched")["room"]
+    watcher = h.connect("10.0.0.9")
+    assert watcher.send(type="live_rooms")[0]["rooms"] == []
+    guesses = [watcher.send(type="spectate", room=f"ZZZZ{i:02d}")[0]["code"] for i in range(h.config.code_failures)]
+    assert guesses == ["room_not_found"] * h.config.code_failures
+    assert watcher.send(type="spectate", room=code)[0]["code"] == "too_many_attempts"
