@@ -25,6 +25,9 @@ class Config:
     # Twisted server endpoint strings (``tcp:47650``, ``ssl:47650:privateKey=key.pem:certKey=cert.pem``);
     # empty: ``tcp:PORT:interface=HOST`` from the two above. The first is the one LAN discovery advertises.
     listen: tuple[str, ...] = ()
+    # Every listener reads a PROXY header first (``haproxy:`` before each endpoint; server/proxy_protocol.py):
+    # only behind a TCP load balancer, whose header is believed (docs/HOSTING.md, SECURITY.md).
+    proxy_protocol: bool = False
     udp_port: int | None = names.DEFAULT_UDP_PORT  # None: no LAN discovery
     db: str | None = None  # None: default_db_path(); ":memory:" for a throw-away server
     db_sync: str = "FULL"
@@ -101,10 +104,14 @@ class Config:
     pairing: PairingPolicy = field(default_factory=PairingPolicy)  # who may meet whom (server/matchmaking.py)
 
     def endpoints(self) -> tuple[str, ...]:
-        """The endpoint strings to listen on (``--listen``, else ``--host``/``--port``)."""
-        from mineduel.server.tls import default_endpoint
+        """The endpoint strings to listen on (``--listen``, else ``--host``/``--port``); each behind
+        ``haproxy:`` with ``proxy_protocol`` (unless it says so already)."""
+        from mineduel.server.tls import PROXY_PREFIX, default_endpoint
 
-        return self.listen or (default_endpoint(self.host, self.port),)
+        found = self.listen or (default_endpoint(self.host, self.port),)
+        if not self.proxy_protocol:
+            return found
+        return tuple(e if e.strip().startswith(PROXY_PREFIX) else PROXY_PREFIX + e.strip() for e in found)
 
     def address_rate(self) -> float:
         """Lines per second an address may send over all its connections together."""

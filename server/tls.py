@@ -34,6 +34,10 @@ RAW_SOCKET_KINDS = frozenset({"tcp", "tcp6", "unix"})
 BACKLOG_KINDS = frozenset({"tcp", "tcp6", "ssl", "unix"})
 """Endpoint types whose string takes ``backlog=``."""
 
+PROXY_PREFIX = "haproxy:"
+"""An endpoint string starting so reads a PROXY header first (``server/proxy_protocol.py``), as
+Twisted's own ``haproxy:`` strings say; ``--proxy-protocol`` puts it before every ``--listen``."""
+
 
 class ListenError(ValueError):
     """A ``--listen`` endpoint string that cannot be used; the message says why, for the host."""
@@ -80,9 +84,15 @@ def default_endpoint(host: str, port: int) -> str:
 class ListenSpec:
     """One ``--listen`` endpoint, checked: what to hand Twisted and what the server says about it."""
 
-    description: str  # the endpoint string for serverFromString (``backlog=`` added when missing)
-    kind: str  # "tcp", "ssl", ...
+    description: str  # the endpoint string as shown (``backlog=`` added when missing; ``haproxy:`` kept)
+    kind: str  # "tcp", "ssl", ... (the endpoint under ``haproxy:``)
     certificate: bytes | None = None  # the PEM certificate served (TLS only)
+    proxy: bool = False  # connections start with a PROXY header (behind a load balancer)
+
+    @property
+    def inner(self) -> str:
+        """The endpoint string for serverFromString (without ``haproxy:``)."""
+        return self.description[len(PROXY_PREFIX):] if self.proxy else self.description
 
     @property
     def tls(self) -> bool:
@@ -104,14 +114,19 @@ def listen_spec(description: str, backlog: int) -> ListenSpec:
     Twisted parses the string again when it listens (``serverFromString``); this only finds what
     the server needs to know (is it TLS, which certificate) and adds the listen backlog.
     """
-    fields = _split(description.strip())
+    text = description.strip()
+    proxy = text.startswith(PROXY_PREFIX)
+    if proxy:
+        text = text[len(PROXY_PREFIX):]
+    fields = _split(text)
     kind = fields[0][0]
     if not kind or fields[0][1] is not None or len(fields) < 2:
         raise ListenError(
             f"bad --listen {description!r}: expected TYPE:ARGS, e.g. tcp:47650 or ssl:47650:privateKey=key.pem:certKey=cert.pem"
         )
+    if kind == "haproxy":
+        raise ListenError(f"bad --listen {description!r}: haproxy: twice")
     keywords = {name: value for name, value in fields[1:] if value is not None}
-    text = description.strip()
     if kind in BACKLOG_KINDS and "backlog" not in keywords:
         text = f"{text}:backlog={backlog}"
     certificate = None
@@ -125,7 +140,7 @@ def listen_spec(description: str, backlog: int) -> ListenSpec:
         cert_path = keywords.get("certKey", key_path)
         certificate = _read_certificate(cert_path, description)
         _read_file(key_path, "private key", description)
-    return ListenSpec(text, kind, certificate)
+    return ListenSpec(PROXY_PREFIX + text if proxy else text, kind, certificate, proxy)
 
 
 def _read_file(path: str, what: str, description: str) -> bytes:
@@ -156,13 +171,19 @@ def certificate_fingerprint(pem: bytes) -> str:
 
 
 def make_endpoint(reactor: Any, spec: ListenSpec) -> Any:
-    """``serverFromString`` for ``spec``, its errors (a key that does not fit the certificate…) as :class:`ListenError`."""
+    """``serverFromString`` for ``spec``, its errors (a key that does not fit the certificate…) as
+    :class:`ListenError`; with ``proxy``, wrapped to read a PROXY header first (server/proxy_protocol.py)."""
     from twisted.internet.endpoints import serverFromString
 
     try:
-        return serverFromString(reactor, spec.description)
+        endpoint = serverFromString(reactor, spec.inner)
     except Exception as exc:  # noqa: BLE001 - Twisted raises many kinds for a bad string or file
         raise ListenError(f"bad --listen {spec.description!r}: {exc}") from None
+    if spec.proxy:
+        from mineduel.server.proxy_protocol import ProxyEndpoint
+
+        return ProxyEndpoint(reactor, endpoint)
+    return endpoint
 
 
 # ----- clients ------------------------------------------------------------------------------------------------
