@@ -166,6 +166,7 @@ class KioskConfig:
     attract_idle_seconds: float = 30.0  # an untouched start screen this long starts attract mode
     attract_rotate_seconds: float = 20.0  # each live match is shown this long (less when it ends)
     attract_retry_seconds: float = 15.0  # with no live match, ask again this often
+    allow_watch: bool = True  # every new player's "Let others watch" for the rooms they create (§16)
 
     def attract_target(self) -> AttractTarget | None:
         """Attract mode's server and rooms (``None``: attract mode is off)."""
@@ -173,7 +174,7 @@ class KioskConfig:
 
     def player_settings(self) -> Settings:
         """The settings every new player starts with: the language rule below, the kiosk's volume, nothing saved."""
-        return Settings(language=self.start_language, sound_volume=self.sound_volume)
+        return Settings(language=self.start_language, sound_volume=self.sound_volume, allow_watch=self.allow_watch)
 
     def allowed(self) -> Allowed:
         """What players may do: no quitting, no files, nothing remembered; online only if configured."""
@@ -331,6 +332,7 @@ _CHECKS: dict[str, Callable[..., Any]] = {
     "attract_idle_seconds": lambda v: _number(v, 5, 3600),
     "attract_rotate_seconds": lambda v: _number(v, 5, 600),
     "attract_retry_seconds": lambda v: _number(v, 5, 600),
+    "allow_watch": _flag,
 }
 
 

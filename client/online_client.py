@@ -378,10 +378,11 @@ class OnlineClient:
         self.token = saved.token
         self.busy = "resume"
 
-    def create_room(self, *, listed: bool = False, rated: bool | None = None) -> None:
+    def create_room(self, *, listed: bool = False, rated: bool | None = None, spectators: bool = True) -> None:
         """Create a room and take its first seat (what *Host a game* does once welcomed, ``listed``);
-        ``rated`` ``None``: as the server page's *Rated room* says (issue 20)."""
-        self.requests.create_room(listed=listed, rated=self.players.rated_room if rated is None else rated)
+        ``rated`` ``None``: as the server page's *Rated room* says (issue 20); ``spectators``: *Let others watch* (§16)."""
+        self.requests.create_room(listed=listed, rated=self.players.rated_room if rated is None else rated,
+                                  spectators=spectators)
 
     def close(self) -> None:
         """Stop: close the connection, keep the token (the seat may be resumed later)."""

@@ -129,15 +129,17 @@ class Requests:
         self.session.busy = "peek"
         self.send(lambda rid: Peek(code, rid), on_ok=self._answered)
 
-    def create_room(self, *, listed: bool = False, rated: bool = False) -> None:
+    def create_room(self, *, listed: bool = False, rated: bool = False, spectators: bool = True) -> None:
         """Create a room with this player's name; ``listed``: LAN discovery names it while it waits
-        (the room of *Host a game*; PROTOCOL.md §12); ``rated``: its matches change both ratings (§17)."""
+        (the room of *Host a game*; PROTOCOL.md §12); ``rated``: its matches change both ratings (§17);
+        ``spectators`` false: nobody may watch it (§16: ``spectating_off``)."""
         if not self._can_store():
             return
         self.session.busy = "create"
         seed = self.session.services.client_seed()
         name = self.session.player_name
-        self.send(lambda rid: CreateRoom(name=name, client_seed=seed, id=rid, listed=listed, rated=rated), on_ok=self._answered)
+        self.send(lambda rid: CreateRoom(name=name, client_seed=seed, id=rid, listed=listed, rated=rated,
+                                         spectators=spectators), on_ok=self._answered)
 
     def join(self, code: str) -> None:
         """O1: only this seats anyone (opening a link only peeks). The player's name goes along."""

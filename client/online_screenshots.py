@@ -975,3 +975,53 @@ def _watch_replay(s: Shooter) -> None:
     s.key(s.pygame.K_f)
     s.key(s.pygame.K_END)
     s.settle(0.3)
+
+
+# ----- watch-toggle: "Let others watch" where a room is created (issue 19, §16 spectators:false) -----
+
+
+def _allow_off(s: Shooter) -> Rig:
+    rig = _rig(s)
+    rig.click("allow_watch")  # on by default: one click turns it off (and keeps it, Settings.allow_watch)
+    return rig
+
+
+@shot("watch_allow_home")
+def _watch_allow_home(s: Shooter) -> None:
+    """The home page: Let others watch under Host a game, turned off."""
+    _allow_off(s)
+    s.settle(0.2)
+
+
+@shot("watch_allow_server")
+def _watch_allow_server(s: Shooter) -> None:
+    """A server's page: Let others watch beside Rated room, above Create room (on, the default)."""
+    rig = _rig(s)
+    rig.lobby.connect_to("192.168.1.5", 47650)
+    s.settle(0.5)
+
+
+@shot("watch_allow_off_waiting")
+def _watch_allow_off_waiting(s: Shooter) -> None:
+    """The waiting room of a room hosted with watching off: 'Watching off' beside the invite link."""
+    rig = _allow_off(s)
+    rig.host()
+    rig.opponent_joins()
+
+
+@shot("watch_allow_on_waiting")
+def _watch_allow_on_waiting(s: Shooter) -> None:
+    """The waiting room of a room anyone may watch, nobody watching yet: 'Watching allowed'."""
+    rig = _rig(s)
+    rig.host()
+
+
+@shot("watch_allow_refused")
+def _watch_allow_refused(s: Shooter) -> None:
+    """Watch on a room whose host turned watching off: the refusal said plainly (spectating_off)."""
+    rig = _rig(s)
+    host = rig.server.peer()
+    code = host.send(type="create_room", name="Mina", client_seed="w-a", spectators=False)[0]["room"]
+    s.host_peer = host  # type: ignore[attr-defined]
+    rig.lobby.watching.watch_at("192.168.1.5", 47650, code)
+    s.settle(0.5)

@@ -56,6 +56,9 @@ class Settings:
     sound_muted: bool = False
     tutorial: str = "unseen"
     hints: bool = False  # CPU matches offer Hint (issue 18 item 4); off until the player turns it on
+    # Rooms this player creates let anyone with the code watch (§16). Remembered: a player who turned
+    # it off for privacy would otherwise be watched again, unasked, in the next room.
+    allow_watch: bool = True
 
 
 def valid_player_name(value: object) -> str | None:
@@ -132,6 +135,13 @@ class SettingsStore:
                 settings = replace(settings, hints=hints)
             else:
                 log.warning("settings: hints %s in %s is not true/false; hints stay off", preview(hints), self.path)
+        allow_watch = data.get("allow_watch")
+        if allow_watch is not None:
+            if isinstance(allow_watch, bool):
+                settings = replace(settings, allow_watch=allow_watch)
+            else:
+                log.warning("settings: allow_watch %s in %s is not true/false; others may watch", preview(allow_watch),
+                            self.path)
         return settings
 
     def save(self, settings: Settings) -> bool:

@@ -57,6 +57,7 @@ def room(room: Room, seat: Seat, env: Env) -> m.Room:
         room.code, room.status, info, seat_info(room.other(seat), now),
         match.id if match is not None else None, fairness.commitment(room.next_seed),
         None if expires is None else round(expires, 3), round(now, 3), len(room.spectators or ()), room.rated,
+        room.watchable,
     )
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import pygame
 
+from mineduel.client.scenes.allow_watch import draw_watch_state
 from mineduel.client.scenes.rating_words import rating_text
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
@@ -229,11 +230,9 @@ class LobbyPainter:
         code = c.room_code or ""
         blit_text(canvas, fonts, " ".join(code), 34, palette.PRIMARY, bold=True, midleft=(card.left + 16, card.top + 76))
         y = card.top + 108
-        blit_text(canvas, fonts, t("online.invite_link"), 13, palette.INK_SOFT, bold=True, midleft=(card.left + 18, y))
-        if c.room is not None and c.room.spectators:  # issue 19: the players see how many watch
-            text = t("watch.spectators", count=c.room.spectators)
-            r = blit_text(canvas, fonts, text, 13, palette.ME_LIGHT, bold=True, midright=(card.right - 16, y))
-            canvas.blit(shapes.icon("eye", 18, palette.ME_LIGHT), (r.left - 22, y - 9))
+        label = blit_text(canvas, fonts, t("online.invite_link"), 13, palette.INK_SOFT, bold=True, midleft=(card.left + 18, y))
+        # Issue 19: how many watch, or whether anyone may (the room's spectators:false, §16).
+        draw_watch_state(canvas, self.lobby, right=card.right - 16, y=y, width=card.right - 16 - label.right - 16)
         link = c.invite or ""
         size = fonts.fit_size(link, 14, card.width - 36)
         blit_text(canvas, fonts, link, size, palette.ME_LIGHT, midleft=(card.left + 18, y + 22))

@@ -180,15 +180,17 @@ class Seats:
                 return
             lobby.hosting = f"{info.public_host}:{info.port}"
             lobby.host_info = info
-            client.connect("127.0.0.1", info.port, then=lambda: client.create_room(listed=True))
+            client.connect("127.0.0.1", info.port,
+                           then=lambda: client.create_room(listed=True, spectators=lobby.ctx.settings.allow_watch))
 
         self.with_name(run)
 
     def create(self) -> None:
         """The server page's Create room: on a server someone runs, not listed (PROTOCOL.md §12)."""
-        client = self.lobby.client
+        lobby = self.lobby
+        client = lobby.client
         if client is not None:
-            self.with_name(client.create_room)
+            self.with_name(lambda: client.create_room(spectators=lobby.ctx.settings.allow_watch))
 
     def join(self, code: str) -> None:
         """Join ``code`` on the server this client is connected to (the room page, the server page)."""

@@ -42,6 +42,7 @@ import pygame
 
 from mineduel.client.i18n import native_name
 from mineduel.client.online_client import Conn, FoundServer, HostInfo, LanRoom, OnlineClient, OnlineServices, SessionSnapshot
+from mineduel.client.scenes.allow_watch import add_allow_watch
 from mineduel.client.scenes.base import Context, Scene
 from mineduel.client.scenes.game import GameScene
 from mineduel.client.scenes.lobby_paint import LobbyPainter
@@ -418,6 +419,7 @@ class OnlineScene(Scene):
             y = add_home_quick(self, buttons, y)  # issue 20: Quick match on the last search's server
             button(58, lambda: t("friend.host"), self.seats.host, style="primary", icon="online", name="host",
                    enabled=enabled and c.services.start_host is not None if c else False, text_size=19)
+            y = add_allow_watch(self, buttons, y - 4)  # issue 19: Let others watch (allow_watch.py)
             y += 6
             self.ys["found_y"] = y
             can_scan = enabled and c is not None and c.services.discover is not None
@@ -473,6 +475,7 @@ class OnlineScene(Scene):
             self.ys["info_y"] = y
             y += 34
             y = add_player_buttons(self, buttons, y)  # issue 20: Quick match, Profile, Leaderboard
+            y = add_allow_watch(self, buttons, y - 4)  # issue 19: Let others watch (allow_watch.py)
             button(56, lambda: t("online.create_room"), self.seats.create, style="primary", icon="grid",
                    name="create", enabled=self.tokens_ok and c is not None and c.busy is None, text_size=18)
             self.ys["code_y"] = y + 4

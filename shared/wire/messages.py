@@ -741,6 +741,7 @@ class Room:
     server_time: float
     spectators: int = 0  # §16: connections watching the room; on the wire only when > 0 (additive)
     rated: bool = False  # §17: a rated room; on the wire only when true (additive)
+    watchable: bool = True  # §16: false when its host created it with spectators:false; on the wire only then
 
     def wire(self) -> Json:
         out: Json = {
@@ -758,6 +759,8 @@ class Room:
             out["spectators"] = self.spectators
         if self.rated:
             out["rated"] = True
+        if not self.watchable:
+            out["watchable"] = False
         return out
 
     @classmethod
@@ -770,6 +773,7 @@ class Room:
             _opt_hex(obj, "match_id", 16), _hex(obj, "next_commitment", 64), _opt_number(obj, "expires"), server_time,
             _int(obj, "spectators") if "spectators" in obj else 0,
             _bool(obj, "rated") if "rated" in obj else False,
+            _bool(obj, "watchable") if "watchable" in obj else True,
         )
 
 
