@@ -197,6 +197,31 @@ def test_the_choice_is_remembered_between_runs(tmp_path, srv):
     assert SettingsStore(tmp_path).load().allow_watch is True
 
 
+def test_a_host_who_resumes_the_seat_is_told_by_the_server(tmp_path, srv):
+    """A restarted app resumes its seat in a room it made with watching off, after turning the toggle
+    back on: the waiting room still says Watching off (the room's own word, not the current toggle)."""
+    p = Player(tmp_path, srv)
+    try:
+        p.click("friend")
+        p.click("allow_watch")
+        p.lobby.connect_to("192.168.1.5", 47650)
+        p.d.frame()
+        p.click("create")
+        code = p.lobby.client.room_code
+    finally:
+        p.close()
+    again = Player(tmp_path, srv)
+    try:
+        again.click("friend")
+        again.click("allow_watch")  # on again for the next rooms
+        assert again.d.app.ctx.settings.allow_watch
+        again.click("resume")
+        assert again.lobby.page == "waiting" and again.lobby.client.room_code == code
+        assert watch_state(again.lobby) == ("Watching off", False)
+    finally:
+        again.close()
+
+
 @pytest.mark.parametrize("bad", ["no", 0, 1, None, [], {"on": True}])
 def test_a_corrupt_value_is_the_default_and_the_rest_is_kept(tmp_path, caplog, bad):
     """A value that is not true/false means on (the default), with a log line; other fields survive."""
