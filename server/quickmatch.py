@@ -99,6 +99,15 @@ class QuickMatch:
             raise ProtocolError(ErrorCode.SPECTATOR, "this connection is watching a room: leave first")
         if peer in lobby.peer_seat:
             raise ProtocolError(ErrorCode.ALREADY_SEATED, "this connection holds a seat: leave it first")
+        held, _ = lobby.rooms_of(self.owner_of(peer))
+        if held >= self.config.max_rooms_per_address:
+            # A matched room counts against its longer waiter's address like a created one: without
+            # it, quick matches whose players drop both (void, nobody penalised) filled the server's
+            # room limit from two addresses (red-team).
+            raise ProtocolError(
+                ErrorCode.TOO_MANY_ROOMS,
+                f"your address already holds {held} rooms (waiting, playing or finished); leave one first",
+            )
         if peer in self.player_of or player.player in self.peer_of or self._confirming(player.player):
             # Also while matched on another connection (its confirmation running): one player is
             # paired once at a time (red-team: a second connection of one key was matched twice).
@@ -202,7 +211,9 @@ class QuickMatch:
                     self.player_of[peer] = who.player
             return
         players = (first, second)
-        room = Room(code=lobby._new_code(env), created=env.now, next_seed=env.randbytes(32).hex(), rated=True, quick=True)
+        owner = self.owner_of(peers[0])
+        room = Room(code=lobby._new_code(env), created=env.now, next_seed=env.randbytes(32).hex(), owner=owner,
+                    rated=True, quick=True)
         fx = Effects()
         tokens = []
         for sid, (peer, player) in enumerate(zip(peers, players, strict=True)):
@@ -213,6 +224,7 @@ class QuickMatch:
             room.seats.append(seat)
         room.next_sid = 2
         lobby.rooms[room.code] = room
+        lobby.own(room.code, owner)
         for peer, seat in zip(peers, room.seats, strict=True):
             lobby.attach(peer, room, seat)
         fx.writes.append(StoreRoom(room.code, room))

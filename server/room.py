@@ -496,6 +496,8 @@ class Room:
         if self.quick and outcome.reason is Reason.DISCONNECT and outcome.winner is not None:
             loser = 1 - outcome.winner  # left a quick-match game
             env.players.quick_leavers.append((ids[loser], pair[loser].owner))
+        elif self.quick and outcome.reason is Reason.VOID:  # both left it: both are leavers
+            env.players.quick_leavers.extend((ids[rs], pair[rs].owner) for rs in (0, 1))
         same = bool(pair[0].owner) and pair[0].owner == pair[1].owner and not env.config.pairing.allow_same_address
         rated = env.players.rate(match.id, ids, outcome, env.wall, same_address=same)
         if rated is None:

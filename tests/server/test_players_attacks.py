@@ -339,3 +339,40 @@ def test_a_quick_match_in_play_is_never_named_and_spectate_guesses_count() -> No
     guesses = [watcher.send(type="spectate", room=f"ZZZZ{i:02d}")[0]["code"] for i in range(h.config.code_failures)]
     assert guesses == ["room_not_found"] * h.config.code_failures
     assert watcher.send(type="spectate", room=code)[0]["code"] == "too_many_attempts"
+
+
+def _quick_game_both_drop(h: Harness, n: int) -> tuple[Client, Client]:
+    a = queued(h, n, f"A{n}", "10.7.0.1")
+    b = queued(h, n + 1, f"B{n}", "10.7.0.2")
+    h.advance(0)
+    h.turn()
+    a.send(type="ready")
+    b.send(type="ready")
+    assert a.all("match_start")
+    a.drop()
+    b.drop()
+    return a, b
+
+
+def test_quick_rooms_count_against_an_address_and_a_void_quick_game_penalises_both() -> None:
+    """Two addresses met, started and both dropped, again and again: each game became a void room
+    that lives on (O15) counted against nobody, so two addresses could fill the server's room
+    limit, and a void game penalised neither. Now a matched room counts against its longer waiter's
+    address (quick_match answers too_many_rooms at the cap), and a void quick game penalises both."""
+    h = Harness(max_rooms_per_address=2, grace_seconds=5.0)
+    _quick_game_both_drop(h, 1)
+    h.advance(6)  # both graces run out: void
+    h.turn()
+    assert h.rooms.rooms and next(iter(h.rooms.rooms.values())).match.state.over
+    leavers = [p for p, _ in h.rooms.players.quick_leavers]
+    assert len(leavers) == 2
+    h.core.quick.pair_now()
+    h2 = Harness(max_rooms_per_address=2)
+    _quick_game_both_drop(h2, 1)
+    _quick_game_both_drop(h2, 11)
+    late = h2.connect("10.7.0.1")
+    identify(late, 21, "A21")
+    late2 = h2.connect("10.7.0.2")
+    identify(late2, 22, "B22")
+    codes = [late.send(type="quick_match")[0].get("code"), late2.send(type="quick_match")[0].get("code")]
+    assert "too_many_rooms" in codes and len(h2.rooms.rooms) == 2
