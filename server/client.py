@@ -89,6 +89,24 @@ class TLSRefused(ConnectionError):
     """The TLS handshake failed: the certificate did not match the pin or the trust store, or no TLS server."""
 
 
+MAX_MOVES = 3
+"""``moved`` followed in a row without a request succeeding, at most (PROTOCOL.md §18)."""
+
+
+class MovedError(Exception):
+    """A request was answered ``moved`` (PROTOCOL.md §18): another node serves the room; nothing changed.
+    :func:`follow` reconnects there and asks again."""
+
+    def __init__(self, moved: m.Moved) -> None:
+        super().__init__(f"room {moved.room} is served by {moved.host}:{moved.port}")
+        self.moved = moved
+
+
+class BadMove(ConnectionError):
+    """A ``moved`` this client will not follow: too many in a row, one that would leave TLS for
+    plaintext (the token would travel in clear), or one naming another room or request."""
+
+
 class Listener(Protocol):
     """Who hears every message of a :class:`LineClient` (the game client, a bot)."""
 
@@ -165,6 +183,11 @@ class LineClient(LineOnlyReceiver):
         self.lost: Deferred[None] = Deferred()
         self.secured: Deferred[None] | None = None  # set by connect(tls=True): fires once the handshake passed
         self.connected_ = False
+        # Where this connection goes, as connect() opened it (a moved is followed with the same settings).
+        self.reactor: Any = None
+        self.address: tuple[str, int] | None = None
+        self.tls = False
+        self.pin: str | None = None
 
     # ----- Twisted -------------------------------------------------------------------------
     def connectionMade(self) -> None:
@@ -285,7 +308,8 @@ class LineClient(LineOnlyReceiver):
     async def request(self, type: str, **fields: Any) -> Json: ...
 
     async def request(self, type: m.ClientMessage | str, **fields: Any) -> m.ServerMessage | Json:  # noqa: A002
-        """Send a request with a fresh ``id`` and await its reply (``error`` raises :class:`ServerError`).
+        """Send a request with a fresh ``id`` and await its reply (``error`` raises :class:`ServerError`,
+        ``moved`` :class:`MovedError`: see :func:`follow`).
 
         A typed request gets the typed reply; a type name and fields (scripts) get the JSON object.
         """
@@ -317,6 +341,8 @@ class LineClient(LineOnlyReceiver):
         obj = reply.wire() if as_json and not self.keep else self._json_of(reply)
         if isinstance(reply, m.Error):
             raise ServerError(reply, obj)
+        if isinstance(reply, m.Moved):
+            raise MovedError(reply)
         if isinstance(reply, m.Welcome):
             self.welcome = reply
         return obj if as_json else reply
@@ -380,6 +406,7 @@ async def connect(
         reactor, host, port, timeout=10
     )
     client = LineClient(name, listener=listener, keep=keep)
+    client.reactor, client.address, client.tls, client.pin = reactor, (host, port), tls, pin
     if tls:
         from mineduel.server.tls import wrap_client_endpoint
 
@@ -389,6 +416,67 @@ async def connect(
     if client.secured is not None:
         await client.secured
     return client
+
+
+# ----- following moved (PROTOCOL.md §18) ------------------------------------------------------------
+
+
+def check_move(client: LineClient, moved: m.Moved, request: m.ClientMessage, *, moves: int = 1,
+               most: int = MAX_MOVES) -> None:
+    """Refuse (:class:`BadMove`) a ``moved`` that ``request`` on ``client`` should not follow: the
+    ``moves``-th in a row beyond ``most``, from TLS to plaintext, answering another request or room
+    than ``request`` (a solicited ``moved``), or, unsolicited, followed by anything but ``resume``/``spectate``."""
+    if moves > most:
+        raise BadMove(f"moved {moves} times in a row without an answer: a broken or hostile cluster")
+    if client.tls and not moved.tls:
+        raise BadMove(f"moved from TLS to plaintext {moved.host}:{moved.port}: refused (the token would travel in clear)")
+    kind = request.TYPE.value
+    if moved.request is not None and moved.request != kind:
+        raise BadMove(f"moved answers {moved.request!r}, not the {kind!r} sent")
+    if moved.request is None and kind not in ("resume", "spectate"):
+        raise BadMove(f"an unsolicited moved is followed by resume or spectate, not {kind!r}")
+    room = getattr(request, "room", None)
+    if not isinstance(room, str) or room.strip().upper() != moved.room:
+        raise BadMove(f"moved names room {moved.room}, not {room!r}")
+
+
+async def reconnect(client: LineClient, moved: m.Moved) -> LineClient:
+    """Close ``client`` and connect to the node ``moved`` names (TLS with its pin when it says
+    ``tls``), with the same name, listener and keeping; ``hello`` already answered."""
+    if client.reactor is None:
+        raise BadMove("this client was not opened by connect(): it cannot follow moved")
+    if client.connected_:
+        client.close()
+    new = await connect(client.reactor, moved.host, moved.port, client.name, tls=moved.tls,
+                        pin=moved.pin if moved.tls else None, listener=client.listener, keep=client.keep)
+    await new.hello()
+    return new
+
+
+async def follow(client: LineClient, request: m.ClientMessage, *, moved: m.Moved | None = None,
+                 most: int = MAX_MOVES) -> tuple[LineClient, m.ServerMessage]:
+    """Send ``request`` and await its reply, following ``moved`` (PROTOCOL.md §18): close, connect
+    to the node named, ``hello``, the same request again (a ``resume`` keeps its token: the token
+    goes nowhere else). Returns the client that answered (``client`` itself when nobody moved) and
+    the reply. ``moved``: an unsolicited one just received, followed first (``request`` is then
+    ``resume`` or ``spectate``). More than ``most`` in a row, or one :func:`check_move` refuses:
+    :class:`BadMove`, the last connection closed. A :class:`ServerError` is raised as by ``request``."""
+    moves = 0
+    while True:
+        if moved is not None:
+            moves += 1
+            try:
+                check_move(client, moved, request, moves=moves, most=most)
+            except BadMove:
+                if client.connected_:
+                    client.close()
+                raise
+            client = await reconnect(client, moved)
+            moved = None
+        try:
+            return client, await client.request(request)
+        except MovedError as exc:
+            moved = exc.moved
 
 
 # ----- what a game client needs of the server package (the only module it imports) -----------
