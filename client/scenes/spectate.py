@@ -113,6 +113,8 @@ class SpectateScene(Scene):
         w = self.watcher
         state = w.state
         if state is None:
+            if w.status == Watch.FAILED:  # refused before any view (e.g. spectating_off): nothing is coming
+                return t("watch.no_view_failed")
             return t("watch.connecting" if w.status in (Watch.CONNECTING, Watch.IDLE) else "watch.no_view")
         if state.result is not None:
             winner = winner_seat(state)

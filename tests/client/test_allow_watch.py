@@ -168,6 +168,7 @@ def test_watch_on_a_room_with_watching_off_shows_the_refusal(tmp_path, srv):
         assert scene.watcher.status == Watch.FAILED and scene.watcher.error == "watch.error.spectating_off"
         key, retry = scene.problem()
         assert key == "watch.error.spectating_off" and not retry  # trying again cannot help
+        assert scene.title() == "No board to show"  # not "waiting for the room's board": none is coming
         assert p.d.app.ctx.t(key) == "The host of this room doesn't allow watching."
     finally:
         p.close()
