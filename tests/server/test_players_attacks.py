@@ -376,3 +376,25 @@ def test_quick_rooms_count_against_an_address_and_a_void_quick_game_penalises_bo
     identify(late2, 22, "B22")
     codes = [late.send(type="quick_match")[0].get("code"), late2.send(type="quick_match")[0].get("code")]
     assert "too_many_rooms" in codes and len(h2.rooms.rooms) == 2
+
+
+def test_confirmation_edges() -> None:
+    """A second ready changes nothing; a ready arriving at exactly confirm.at is too late (the
+    timer ran first: "before confirm.at"); after the dissolution ready and resume find nothing
+    (resume counts as a guess); the one who confirmed is waiting again with its old since."""
+    h = Harness()
+    a = queued(h, 1, "Ann", "10.0.0.1")
+    since = a.last("queue")["since"]
+    b = queued(h, 2, "Bob", "10.0.0.2")
+    h.advance(0)
+    h.turn()
+    matched = b.last("matched")
+    assert [r["type"] for r in a.send(type="ready")] == ["room", "ok"]
+    assert [r["type"] for r in a.send(type="ready")] == ["room", "ok"]  # idempotent
+    h.advance(h.config.quick_confirm_seconds)
+    assert b.send(type="ready")[0]["code"] == "not_seated"
+    assert a.last("queue") == {"type": "queue", "status": "waiting", "since": since,
+                               "server_time": round(h.rooms.now(), 3)}
+    again = h.connect("10.0.0.2")
+    assert again.send(type="resume", room=matched["room"], token=matched["token"])[0]["code"] == "room_not_found"
+    assert len(h.core.attempts) == 1
