@@ -483,3 +483,36 @@ def test_two_views_of_one_turn_are_encoded_once_each_for_every_spectator() -> No
     assert encoded == [first, second]
     for _, transport in viewers:
         assert transport.value() == real(first) + real(second)
+
+
+def test_one_view_is_built_per_change_whatever_the_number_of_spectators(monkeypatch: pytest.MonkeyPatch) -> None:
+    """§16: an action builds one ``spectate_state`` for all of its room's spectators (the same object
+    to each), and a room nobody watches builds none."""
+    from mineduel.server import presenter
+
+    h = Harness()
+    a, _ = h.start()
+    quiet, _ = h.start()
+    viewers = [_watch(h, a.room, f"10.0.4.{i}")[0] for i in range(3)]
+    built: list[SpectateState] = []
+    real = presenter.spectate_state
+
+    def counting(room: Any, env: Any) -> SpectateState:
+        built.append(real(room, env))
+        return built[-1]
+
+    monkeypatch.setattr(presenter, "spectate_state", counting)
+    sent: list[Any] = []
+    record = h.out.send
+
+    def send(peer: int, message: Any) -> None:
+        sent.append(message)
+        record(peer, message)
+
+    monkeypatch.setattr(h.out, "send", send)
+    assert a.send(**oracle_message(h.match(a).state))[-1]["type"] == "ok"
+    assert len(built) == 1
+    views = [m for m in sent if isinstance(m, SpectateState)]
+    assert len(views) == len(viewers) and all(v is built[0] for v in views)  # the same object: encoded once (net.line)
+    assert quiet.send(**oracle_message(h.match(quiet).state))[-1]["type"] == "ok"
+    assert len(built) == 1  # nobody watches that room
