@@ -102,7 +102,8 @@ def check_name(name: str, deny: Sequence[str]) -> None:
     combining mark first or more than :data:`MARKS_MAX` in a row, a variation selector only after a
     symbol (an emoji's), no two spaces in a row (a tag pushed out of sight), no ``#`` or a look-alike
     (the tag's separator: ``Ann#4b52`` as a name would fake another's display), and no word of
-    the deny list, also when spelled in full-width or other compatibility forms (NFKC)."""
+    the deny list, also when spelled in full-width or other compatibility forms (NFKC) or with
+    accents added (``jérk``: compared without its combining marks too)."""
     marks = 0
     previous = ""
     for c in name:
@@ -125,7 +126,8 @@ def check_name(name: str, deny: Sequence[str]) -> None:
     if "#" in compatible:
         raise ProtocolError(ErrorCode.BAD_NAME, "a name may not hold '#' (it separates the name from its tag)")
     folded = compatible.casefold()
-    if any(word and word in folded for word in deny) or any(word and word in name.casefold() for word in deny):
+    bare = "".join(c for c in unicodedata.normalize("NFKD", folded) if unicodedata.category(c) not in ("Mn", "Me"))
+    if any(word and (word in folded or word in bare or word in name.casefold()) for word in deny):
         raise ProtocolError(ErrorCode.BAD_NAME, "this name is not allowed on this server; choose another")
 
 

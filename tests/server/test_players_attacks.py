@@ -44,6 +44,8 @@ def queued(h: Harness, n: int, name: str, address: str) -> Client:
     "Ann" + " " * 10 + "x",  # a run of spaces that pushes the real tag out of sight
     "\u5c71\u3000\u3000\u592a",  # also ideographic ones
     "\uff4a\uff45\uff52\uff4b",  # a denied word in full-width letters (NFKC finds it)
+    "J\u00e9rk",  # or with an accent added (compared without its marks too)
+    "je\u0308rk",
 ])
 def test_names_that_disguise_themselves_are_bad_names(name: str) -> None:
     h = Harness(name_deny=("jerk",))
