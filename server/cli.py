@@ -143,7 +143,8 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
     )
     parser.add_argument(
         "--quick-same-address", action="store_true",
-        help="let two players of one address meet in the quick match (a LAN party behind one NAT)",
+        help="let two players of one address meet in the quick match and rate each other in a rated room "
+        "(a LAN party behind one NAT)",
     )
     parser.add_argument(
         "--quick-penalty-base", type=float, default=defaults.penalty_base,
