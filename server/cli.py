@@ -5,14 +5,27 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from mineduel.server.cluster import parse_address
 from mineduel.server.config import Config, default_db_path
 from mineduel.server.matchmaking import PairingPolicy
 from mineduel.server.players import load_deny_list
 from mineduel.shared.version import VERSION
 from mineduel.shared.wire import names
+
+
+def _address(option: str) -> Callable[[str], tuple[str, int]]:
+    """An argparse type for ``HOST:PORT`` options (a clear message naming the option)."""
+
+    def parse(text: str) -> tuple[str, int]:
+        try:
+            return parse_address(text, option)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
 
 
 def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
@@ -50,6 +63,16 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
     parser.add_argument(
         "--node", default=None,
         help="with --db postgresql://: this server's name among those sharing the database (default: the host name)",
+    )
+    parser.add_argument(
+        "--advertise", default=None, type=_address("--advertise"), metavar="HOST:PORT",
+        help="with --db postgresql://: where clients reach THIS node, named by other nodes' moved replies "
+        "(default: --public-host or --host, and the first listening port; docs/CLUSTER.md)",
+    )
+    parser.add_argument(
+        "--front", default=None, type=_address("--front"), metavar="HOST:PORT",
+        help="the cluster's front address (its TCP load balancer): written into invite links and named by "
+        "moved when this node loses its lease (docs/HOSTING.md)",
     )
     parser.add_argument(
         "--db-sync", default="FULL", choices=["FULL", "NORMAL", "EXTRA"],
@@ -185,6 +208,8 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
         db=args.db,
         db_sync=args.db_sync,
         node=args.node,
+        advertise=args.advertise,
+        front=args.front,
         commit_thread=args.commit_thread,
         name=args.name,
         public_host=args.public_host,

@@ -33,6 +33,10 @@ class Config:
     db_sync: str = "FULL"
     # This server's name among the nodes sharing a PostgreSQL database (docs/CLUSTER.md); None: the host name.
     node: str | None = None
+    # Cluster addresses (PROTOCOL.md §18): where clients reach this node (None: the listening one),
+    # and the cluster's front (its load balancer; invite links name it; None: no front).
+    advertise: tuple[str, int] | None = None
+    front: tuple[str, int] | None = None
     # Commit on a worker thread (server/commits.py ThreadedWriter). Off by default: measured on
     # a quiet disk, committing on the loop's thread costs less CPU per action (GIL hand-offs);
     # on a slow disk (fsync of several ms) the thread keeps the loop responsive.

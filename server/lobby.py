@@ -335,6 +335,8 @@ class Lobby:
         info = self.peers.get(peer)
         host = env.config.public_host or (info.host if info else "127.0.0.1")
         port = info.port if info else env.config.port
+        if env.config.front is not None:  # a cluster's front address (its load balancer, PROTOCOL.md §18)
+            host, port = env.config.front
         return presenter.invite(room.code, host, port, tls=info is not None and info.tls, pin=info.pin if info else None)
 
     def _new_code(self, env: Env) -> str:

@@ -93,6 +93,7 @@ class Persistence:
             owner=blob.get("owner", ""), listed=blob.get("listed", False) is True,
             watchable=blob.get("watchable", True) is not False,
             rated=blob.get("rated", False) is True, quick=blob.get("quick", False) is True,
+            lag=float(blob.get("lag") or 0.0),  # PROTOCOL.md §18: its time without an owner
         )
         ratings = blob.get("ratings")
         if isinstance(ratings, dict):
@@ -102,7 +103,9 @@ class Persistence:
         self.lobby.rooms[code] = room
         self.lobby.disown(code)  # as indexed while pending, if it was: the blob says
         self.lobby.own(code, room.owner)
-        now = env.now
+        now = env.now - room.lag  # the room's own clock
+        if not_before is not None:
+            not_before -= room.lag
         if room.status == "playing" and room.match_seats() is not None:
             for seat in room.seats:
                 if seat.away_since is None and seat.expired is None:

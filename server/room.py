@@ -88,6 +88,9 @@ class Room:
     watchable: bool = True  # its creator let spectators watch it (PROTOCOL.md §16; stored)
     rated: bool = False  # issue 20: its matches change both players' ratings (PROTOCOL.md §17; stored)
     quick: bool = False  # made by the quick match (server/quickmatch.py; stored)
+    # Seconds of server clock the room spent without an owner (taken over from another node,
+    # PROTOCOL.md §18): its own clock runs this far behind, so that time is given back (stored).
+    lag: float = 0.0
     # The last match's rating change per record seat (§17 match_end.rating; stored, shown again on resume).
     ratings: dict[int, m.RatingChange] | None = None
     # Not stored: the connections watching it (PROTOCOL.md §16), each with its address's owner tag;
@@ -184,6 +187,7 @@ class Room:
             "rated": self.rated, "quick": self.quick,
             "ratings": None if self.ratings is None else {str(rs): c.wire() for rs, c in self.ratings.items()},
             "match": None if self.match is None else {**self.match.to_blob(), "seq": self.match.seq},
+            **({"lag": self.lag} if self.lag else {}),  # only a room taken over: the same bytes otherwise
         }
 
     # ----- deadlines --------------------------------------------------------------------------------

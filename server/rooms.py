@@ -96,8 +96,14 @@ class Rooms:
         """The server clock (see the module docstring)."""
         return self.clock.seconds() - self.offset
 
-    def env(self) -> Env:
-        return Env(self.clock.seconds() - self.offset, self.wall(), self.randbytes, self.config, self.may_log, self.players)
+    def env(self, room: Room | None = None) -> Env:
+        """The moment an operation runs in; on ``room``'s own clock when given (a room taken over
+        from another node runs behind the server clock by the seconds it had no owner, its lag:
+        PROTOCOL.md §18)."""
+        now = self.clock.seconds() - self.offset
+        if room is not None:
+            now -= room.lag
+        return Env(now, self.wall(), self.randbytes, self.config, self.may_log, self.players)
 
     # ----- performing effects --------------------------------------------------------------------
     def perform(self, fx: Effects) -> None:
@@ -117,7 +123,7 @@ class Rooms:
                 watching = room.spectators if room is not None else None
                 if watching:
                     assert room is not None
-                    message = presenter.spectate_state(room, self.env())  # once for all of them
+                    message = presenter.spectate_state(room, self.env(room))  # once for all of them
                     for peer in watching:
                         outbox.send(peer, message)
         for room, not_before in fx.arm.values():
@@ -139,9 +145,9 @@ class Rooms:
             return
         if not_before is not None:
             at = max(at, not_before)
-        delay = max(0.0, at - self.now())
+        delay = max(0.0, at - self.now() + room.lag)  # ``at`` is on the room's clock
         if call is not None and call.active():
-            fires = call.getTime() - self.offset
+            fires = call.getTime() - self.offset - room.lag
             if abs(fires - at) <= EPS:
                 return
             if fires < at:
@@ -155,7 +161,7 @@ class Rooms:
         if room is None:
             return
         room.call = None
-        self._settle(room, self.env())
+        self._settle(room, self.env(room))
         if room.call is None:
             self._arm(room)
 
@@ -177,7 +183,7 @@ class Rooms:
     def _seated(self, peer: int) -> tuple[Room, Seat, Env]:
         """The caller's seat, after its room's due deadlines were settled."""
         room, seat = self.lobby.seated(peer)
-        env = self.env()
+        env = self.env(room)
         if room.due(env.now):  # _settle inlined: this runs before every seated request
             self.perform(room.settle(env))
         return room, seat, env
@@ -191,7 +197,7 @@ class Rooms:
     def join(self, peer: int, code: str, req: m.Join | m.Spectate) -> None:
         """Take a seat (``join``) or a place to watch (``spectate``, PROTOCOL.md §16)."""
         room = self.room(code)
-        env = self.env()
+        env = self.env(room)
         if isinstance(req, m.Spectate):
             self._settle(room, env)
             self.perform(self.lobby.spectate(env, peer, room))
@@ -208,7 +214,7 @@ class Rooms:
     def resume(self, peer: int, code: str, req: m.Resume) -> None:
         room = self.room(code)
         seat = self.lobby.seat_for(peer, room, req.token)
-        env = self.env()
+        env = self.env(room)
         self._settle(room, env)
         self.perform(self.lobby.resume(env, peer, room, seat, req.id))
 
@@ -219,7 +225,7 @@ class Rooms:
     def leave(self, peer: int) -> None:
         watched = self.lobby.unwatch(peer)
         if watched is not None:  # a spectator stops watching (§16): the players see the new count
-            self.perform(presenter.count_updates(watched, self.env()))
+            self.perform(presenter.count_updates(watched, self.env(watched)))
             return
         room, seat, env = self._seated(peer)
         fx = room.leave(env, seat)
@@ -260,13 +266,13 @@ class Rooms:
         self.lobby.peers.pop(peer, None)
         watched = self.lobby.unwatch(peer)
         if watched is not None:  # a spectator gone (§16): the players see the new count
-            self.perform(presenter.count_updates(watched, self.env()))
+            self.perform(presenter.count_updates(watched, self.env(watched)))
             return
         found = self.lobby.peer_seat.get(peer)
         if found is None:
             return
         room, seat = found
-        env = self.env()
+        env = self.env(room)
         self._settle(room, env)  # while this seat still counts as connected
         self.lobby.peer_seat.pop(peer, None)
         if seat.peer != peer:

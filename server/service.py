@@ -6,6 +6,7 @@ in its own reactor.
 from __future__ import annotations
 
 import secrets
+import socket
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +18,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from mineduel.server import descriptors
-from mineduel.server.cluster import is_postgres_dsn
+from mineduel.server.cluster import NodeAddress, is_postgres_dsn
 from mineduel.server.commits import ThreadedWriter
 from mineduel.server.config import Config, default_db_path
 from mineduel.server.discovery import MAX_LISTED, DiscoveryServer
@@ -139,6 +140,17 @@ def _listen_now(endpoint: Any, factory: ServerFactory, spec: ListenSpec) -> ILis
     return result  # type: ignore[no-any-return]
 
 
+def advertised(config: Config, listener: IListeningPort, spec: ListenSpec) -> NodeAddress:
+    """Where clients reach this node (``--advertise``, else ``--public-host``/``--host`` if it names
+    one address, else the machine's name; the first listener's port, TLS and pin)."""
+    if config.advertise is not None:
+        host, port = config.advertise
+    else:
+        host = config.public_host or (config.host if config.host not in ("", "0.0.0.0", "::") else socket.gethostname())
+        port = _tcp_port(listener)
+    return NodeAddress(host, port, spec.tls, spec.pin, config.node or "")
+
+
 def open_storage(config: Config) -> Storage:
     path = config.db if config.db is not None else default_db_path()
     if is_postgres_dsn(path):  # issue 21: docs/CLUSTER.md
@@ -250,6 +262,14 @@ def start_server(
     refusals = descriptors.RefusalLog(reactor, fd_log_interval)
     for spec, listener in zip(specs, listeners, strict=True):
         descriptors.guard(listener, tls=spec.tls, reserve=reserve, report=refusals, clock=reactor)
+    cluster = getattr(storage, "cluster", None)  # PostgreSQL: this server is a node (docs/CLUSTER.md)
+    if cluster is not None:
+        from mineduel.server.cluster_node import ClusterNode
+
+        # Started before the restore: a room of its previous run comes back with its time given back.
+        ClusterNode(core, cluster, clock or reactor, advertise=advertised(config, first, first_spec),
+                    front=None if config.front is None else NodeAddress(*config.front, first_spec.tls, first_spec.pin),
+                    ).start()
     restored = core.rooms.restore_all()
     core.start()
     handle = ServerHandle(core, factory, storage, listeners, udp, restored, specs, fds, reserve, refusals)

@@ -23,6 +23,7 @@ from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
 from mineduel.server import presenter
+from mineduel.server.cluster import Routing
 from mineduel.server.commits import Batch, CommitQueue, Outbox, Writer
 from mineduel.server.config import Config
 from mineduel.server.limits import AddressLimits, AddressState
@@ -152,6 +153,7 @@ class ServerCore:
         self._ping_order: list[int] = []
         self._ping_next = 0
         self.closing = False
+        self.cluster: Routing | None = None  # a node of several on one database (server/cluster_node.py)
 
     # ----- lifecycle --------------------------------------------------------------------------
     def start(self) -> None:
@@ -196,9 +198,14 @@ class ServerCore:
                 loop.stop()
         self._loops.clear()
         self.quick.stop()
+        moved: Mapping[int, m.Moved] = {}
+        if self.cluster is not None:  # PROTOCOL.md §18: all stored, the lease ended, then `moved`
+            self.rooms.shutdown()
+            moved = self.cluster.hand_over()
         for pid in list(self.conns):
-            self.outbox.send(pid, m.ServerClosing(reason))
-        self.rooms.shutdown()
+            self.outbox.send(pid, moved.get(pid) or m.ServerClosing(reason))
+        if self.cluster is None:
+            self.rooms.shutdown()
         for pid, conn in list(self.conns.items()):
             if conn.idle is not None and conn.idle.active():
                 conn.idle.cancel()
@@ -477,15 +484,23 @@ class ServerCore:
         if isinstance(req, (m.Peek, m.Join, m.Resume, m.Spectate)):
             with self._guess(conn, ErrorCode.ROOM_NOT_FOUND, ErrorCode.BAD_TOKEN):
                 code = room_code(req.room)
-                if isinstance(req, m.Spectate):
-                    rooms.join(pid, code, req)
-                    self.outbox.send(pid, m.Ok(kind._value_, rid))
-                elif isinstance(req, m.Peek):
-                    rooms.perform(rooms.lobby.peek(pid, rooms.room(code), rid))
-                elif isinstance(req, m.Join):
-                    rooms.join(pid, code, req)
-                else:
-                    rooms.resume(pid, code, req)
+                try:
+                    if isinstance(req, m.Spectate):
+                        rooms.join(pid, code, req)
+                        self.outbox.send(pid, m.Ok(kind._value_, rid))
+                    elif isinstance(req, m.Peek):
+                        rooms.perform(rooms.lobby.peek(pid, rooms.room(code), rid))
+                    elif isinstance(req, m.Join):
+                        rooms.join(pid, code, req)
+                    else:
+                        rooms.resume(pid, code, req)
+                except ProtocolError as exc:
+                    # PROTOCOL.md §18: a room another live node owns is answered `moved`, not a miss.
+                    cluster = self.cluster
+                    moved = cluster.moved(code, kind._value_, rid) if cluster and exc.code == ErrorCode.ROOM_NOT_FOUND else None
+                    if moved is None:
+                        raise
+                    self.outbox.send(pid, moved)
             return
         if isinstance(req, m.LiveRoomsRequest):  # §16: any greeted connection, players and spectators too
             self.outbox.send(pid, presenter.live_rooms(live_rooms(rooms.rooms.values(), LIVE_ROOMS_MAX), rid))

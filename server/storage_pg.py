@@ -40,13 +40,15 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from mineduel.server.cluster import LEASE_SECONDS, OwnershipLost
+from mineduel.server.cluster_pg import PgNode
+from mineduel.server.limits import OWNER_KEY
 from mineduel.server.storage import Blob, PlayerRow, RatedResult, Write, _dumps, _loads
 
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -108,6 +110,17 @@ MIGRATIONS: tuple[str, ...] = (
     END
     $fence$;
     """,
+    # 5: the node registry and time per room (issue 21, C5): each node's public address (what a
+    # ``moved`` names), its server clock at its last renewal or commit, and each room's lag (the
+    # seconds of server clock it spent without an owner, given back to its players).
+    """
+    ALTER TABLE nodes ADD COLUMN IF NOT EXISTS host text;
+    ALTER TABLE nodes ADD COLUMN IF NOT EXISTS port integer;
+    ALTER TABLE nodes ADD COLUMN IF NOT EXISTS tls boolean NOT NULL DEFAULT false;
+    ALTER TABLE nodes ADD COLUMN IF NOT EXISTS pin text;
+    ALTER TABLE nodes ADD COLUMN IF NOT EXISTS clock double precision;
+    ALTER TABLE rooms ADD COLUMN IF NOT EXISTS lag double precision NOT NULL DEFAULT 0;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 """This server's PostgreSQL schema (its own numbering: SQLite's is ``storage.SCHEMA_VERSION``)."""
@@ -160,11 +173,23 @@ class PostgresStorage:
         self._match_room: dict[str, str] = {}  # match id -> its room (actions are fenced by it)
         self._room_match: dict[str, str] = {}  # room code -> the match noted for it (to forget it)
         self._db: Connection | None = None
+        self.clock: Callable[[], float] | None = None
+        """The server clock (``Rooms.now``), set by the node: what a takeover measures a room's
+        time without an owner with (PROTOCOL.md §18); ``None``: no time is given back."""
+        self._previous_clock: float | None = None  # this node's clock as its previous run left it
+        self.released = False  # a clean shutdown ended the lease: nothing more is stored
+        self.dropped: dict[str, float | None] = {}  # rooms this run let go: since when they had no owner
+        self.cluster = PgNode(self)  # the node's own rows: address, renewals, the sweep (server/cluster_pg.py)
         try:
             db = self._connection()
             migrate(db)
+            row = db.execute("SELECT clock FROM nodes WHERE node = %s", (self.node,)).fetchone()
+            self._previous_clock = None if row is None or row[0] is None else float(row[0])
             with db.transaction():
                 self._renew(db)  # also the write probe: a server that cannot store must not start
+                # The owner-tag secret (server/limits.py) is the first node's: nodes starting together
+                # would otherwise each write their own and count one address under several tags.
+                db.execute("INSERT INTO meta VALUES (%s, %s) ON CONFLICT (key) DO NOTHING", (OWNER_KEY, os.urandom(16).hex()))
         except psycopg.Error as exc:
             self.close()
             raise RuntimeError(f"{self.path}: cannot open the database ({exc})") from exc
@@ -204,12 +229,15 @@ class PostgresStorage:
                 raise
             return self._connection().execute(sql, params).fetchall()
 
-    def _renew(self, db: Connection) -> None:
-        db.execute(_RENEW, {"node": self.node, "lease": self.lease_seconds})
+    def _renew(self, db: Connection, clock: float | None = None) -> None:
+        db.execute(_RENEW, {"node": self.node, "lease": self.lease_seconds, "clock": clock})
+
 
     # ----- writing -----------------------------------------------------------------------------------
     def commit(self, write: Write) -> None:
         """One transaction: renew the lease, lock and check every touched room, write; or roll back."""
+        if self.released:
+            raise RuntimeError("this node has ended its lease (a clean shutdown): it stores nothing more")
         db = self._connection()
         if self._commit_fast(db, write):
             return
@@ -238,7 +266,8 @@ class PostgresStorage:
             return False  # the transaction's fence says why
         ordered = sorted(codes)
         params: dict[str, Any] = {
-            "node": self.node, "lease": self.lease_seconds, "codes": ordered, "epochs": [held[c] for c in ordered],
+            "node": self.node, "lease": self.lease_seconds, "clock": _clock_of(write), "codes": ordered,
+            "epochs": [held[c] for c in ordered],
         }
         parts = [f"renewed AS ({_RENEW})", "fence AS (SELECT mineduel_fence(%(node)s, %(codes)s, %(epochs)s) AS n)"]
         if write.meta:
@@ -297,13 +326,13 @@ class PostgresStorage:
         if unknown:
             raise RuntimeError(f"actions of matches this node never loaded: {', '.join(sorted(unknown))}")
         if not codes:
-            self._renew(db)
+            self._renew(db, _clock_of(write))
             return
         # The lease renewed in the same statement (a data-modifying WITH runs even unreferenced).
         rows = db.execute(
             f"WITH renewed AS ({_RENEW}) "
             "SELECT code, owner, epoch FROM rooms WHERE code = ANY(%(codes)s) ORDER BY code FOR UPDATE",
-            {"node": self.node, "lease": self.lease_seconds, "codes": sorted(codes)},
+            {"node": self.node, "lease": self.lease_seconds, "clock": _clock_of(write), "codes": sorted(codes)},
         ).fetchall()
         found = {code: (owner, epoch) for code, owner, epoch in rows}
         lost: set[str] = set()
@@ -415,26 +444,38 @@ class PostgresStorage:
     def load_room(self, code: str) -> tuple[Blob, list[Blob]] | None:
         """The room and its match's actions, taking the room over first (epoch + 1) unless this
         node holds it already; ``None`` if it is not stored or a live node owns it."""
+        if self.released:
+            return None
         db = self._connection()
         with db.transaction():
             row = db.execute(
-                "SELECT r.data, r.owner, r.epoch, n.lease IS NOT NULL AND n.lease > now() "
+                "SELECT r.data, r.owner, r.epoch, n.lease IS NOT NULL AND n.lease > now(), r.lag, n.clock "
                 "FROM rooms r LEFT JOIN nodes n ON n.node = r.owner WHERE r.code = %s FOR UPDATE OF r",
                 (code,),
             ).fetchone()
             if row is None:
                 self._held.pop(code, None)
                 return None
-            data, owner, epoch, alive = row
+            data, owner, epoch, alive, lag, last = row
             if not (owner == self.node and self._held.get(code) == epoch):
                 if owner is not None and owner != self.node and alive:
                     self._held.pop(code, None)
                     return None
-                self._renew(db)
-                epoch = db.execute(
-                    "UPDATE rooms SET owner = %s, epoch = epoch + 1 WHERE code = %s RETURNING epoch", (self.node, code)
-                ).fetchone()[0]  # type: ignore[index]
+                now = self.clock() if self.clock is not None else None
+                self._renew(db, now)
+                # The room's clock resumes where its last owner left it (PROTOCOL.md §18): the
+                # seconds of server clock since that owner's last renewal or commit are added to
+                # its lag. This node's own rooms: the clock its previous run left (a restart).
+                if owner == self.node:
+                    last = self.dropped.pop(code, self._previous_clock)
+                gap = 0.0 if now is None or last is None else now - float(last)
+                epoch, lag = db.execute(
+                    "UPDATE rooms SET owner = %s, epoch = epoch + 1, lag = lag + %s WHERE code = %s RETURNING epoch, lag",
+                    (self.node, gap, code),
+                ).fetchone()  # type: ignore[misc]
             blob: Blob = _loads(data)
+            if lag:
+                blob["lag"] = float(lag)  # the column is the truth: a takeover changes it, not the blob
             actions: list[Blob] = []
             match = blob.get("match")
             if isinstance(match, dict):
@@ -524,11 +565,23 @@ class PostgresStorage:
 
 _LOST = "MD001"  # the SQLSTATE mineduel_fence raises
 _RENEW = (
-    "INSERT INTO nodes VALUES (%(node)s, now() + make_interval(secs => %(lease)s), now()) "
-    "ON CONFLICT (node) DO UPDATE SET lease = EXCLUDED.lease"
+    "INSERT INTO nodes (node, lease, started, clock) VALUES (%(node)s, now() + make_interval(secs => %(lease)s), now(), "
+    "%(clock)s::double precision) "
+    "ON CONFLICT (node) DO UPDATE SET lease = EXCLUDED.lease, clock = coalesce(EXCLUDED.clock, nodes.clock)"
 )
+"""Renew the lease; with a server clock (every commit's, every renewal's) also the node's ``clock``,
+from which a node taking one of its rooms over computes the seconds the room had no owner."""
 _PLAYER_COLUMNS = "key_hash, player, name, rating, deviation, volatility, games, wins, losses, draws, created, updated"
 _RESULT_COLUMNS = "match_id, player, opponent, result, before, after, at"
+
+
+def _clock_of(write: Write) -> float | None:
+    """The server clock a commit writes (``meta.clock``, in every batch): the node's ``clock`` too."""
+    value = write.meta.get("clock")
+    try:
+        return None if value is None else float(value)
+    except ValueError:
+        return None
 
 
 def _player_values(p: PlayerRow) -> tuple[object, ...]:

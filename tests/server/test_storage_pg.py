@@ -50,7 +50,7 @@ def test_a_schema_1_database_is_migrated(pg_dsn, pg_open):
         db.execute("""INSERT INTO actions VALUES ('m1', 0, '{"a":0}')""")
         db.execute("""INSERT INTO results VALUES ('m0', 'OLDABC', 10.0, 'rec')""")
     storage = pg_open(node="n1")
-    assert SCHEMA_VERSION == 4 and storage.meta("schema") == "4" and storage.meta("clock") == "1234.5"
+    assert SCHEMA_VERSION == 5 and storage.meta("schema") == "5" and storage.meta("clock") == "1234.5"
     assert storage.room_codes() == ["OLDABC"] and room_row(pg_dsn, "OLDABC") == (None, 0)
     assert storage.load_room("OLDABC") == ({"match": {"id": "m1"}, "owner": "t"}, [{"a": 0}])
     assert room_row(pg_dsn, "OLDABC") == ("n1", 1) and storage.held() == {"OLDABC": 1}
@@ -392,8 +392,8 @@ def test_a_commit_and_a_takeover_at_the_same_moment_serialise_on_the_room_row(pg
         except BaseException as exc:  # noqa: BLE001 - the test reads it
             outcome.append(exc)
 
-    def renew_while_b_tries(db):
-        renew(db)
+    def renew_while_b_tries(db, clock=None):
+        renew(db, clock)
         thread = threading.Thread(target=b_commit)
         thread.start()
         _wait_until_blocked_on_a_lock(pg_dsn, "mine-duel-server b")
