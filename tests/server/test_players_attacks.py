@@ -7,6 +7,7 @@ low place, and a failed commit of a rated end retried. Each test failed before i
 from __future__ import annotations
 
 import hashlib
+import random
 import unicodedata
 
 import pytest
@@ -400,3 +401,77 @@ def test_confirmation_edges() -> None:
     again = h.connect("10.0.0.2")
     assert again.send(type="resume", room=matched["room"], token=matched["token"])[0]["code"] == "room_not_found"
     assert len(h.core.attempts) == 1
+
+
+# ----- a hostile mix, checked after every step ----------------------------------------------------------
+
+
+def _quick_invariants(h: Harness) -> None:
+    quick = h.core.quick
+    assert {peer: player for player, peer in quick.peer_of.items()} == quick.player_of
+    assert len(quick.queue) == len(quick.peer_of)
+    for peer, player in quick.player_of.items():  # a waiter is a live connection that is that player
+        who = h.rooms.players.of(peer)
+        assert peer in h.core.conns and who is not None and who.player == player
+        assert peer not in h.rooms.lobby.peer_seat
+    confirming: set[str] = set()
+    for code in quick.confirms:
+        room = h.rooms.rooms.get(code)
+        if room is not None and room.match is None:
+            for seat in room.seats:
+                assert seat.player is not None and seat.player not in confirming  # matched once at a time
+                confirming.add(seat.player)
+    assert not confirming & set(quick.peer_of)  # never waiting while matched
+    for room in h.rooms.rooms.values():
+        if room.rated:
+            ids = [s.player for s in room.seats]
+            assert len(ids) == len(set(ids))  # one player never holds both seats of a rated room
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_hostile_mix_of_players_keeps_the_queue_consistent(seed: int) -> None:
+    """Five keys over four connections' worth of addresses (two share one), in a random order:
+    identify, quick_match, leave_queue, ready, leave, create/join rated rooms, resume matched tokens
+    (someone else's too), drop, and time passing across the 10 s confirmation; after every step the
+    queue's maps agree, a waiter is a live connection of that player, nobody waits while matched or
+    is matched twice, no rated room seats one player twice, and nothing was an internal_error."""
+    rng = random.Random(seed)
+    h = Harness(seed=seed)
+    conns: list[Client] = []
+    tokens: list[tuple[str, str]] = []
+    addresses = ["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.1"]
+    for _ in range(80):
+        if not conns or rng.random() < 0.15:
+            c = h.connect(rng.choice(addresses))
+            conns.append(c)
+            c.send(type="identify", key=key(rng.randrange(5)), name="P")
+        else:
+            c = rng.choice(conns)
+            if c.pid not in h.core.conns:
+                continue
+            kind = rng.choice(["quick_match", "quick_match", "leave_queue", "ready", "ready", "leave", "drop",
+                               "resume", "advance", "advance", "identify", "create", "join"])
+            if kind == "drop":
+                c.drop()
+            elif kind == "advance":
+                h.advance(rng.choice([0.0, 0.5, 3.0, 10.0, 11.0]))
+                h.core.quick.pair_now()
+                h.turn()
+            elif kind == "resume":
+                if tokens:
+                    room, token = rng.choice(tokens)
+                    c.send(type="resume", room=room, token=token)
+            elif kind == "identify":
+                c.send(type="identify", key=key(rng.randrange(5)), name="Q")
+            elif kind == "create":
+                c.send(type="create_room", rated=rng.random() < 0.5)
+            elif kind == "join":
+                if h.rooms.rooms:
+                    c.send(type="join", room=rng.choice(sorted(h.rooms.rooms)))
+            else:
+                c.send(type=kind)
+        for cc in conns:
+            tokens.extend((m["room"], m["token"]) for m in cc.new() if m["type"] == "matched")
+        _quick_invariants(h)
+    for cc in conns:
+        assert not [m for m in cc.messages if m["type"] == "error" and m["code"] == "internal_error"]
