@@ -99,7 +99,10 @@ class Node:
 
     def command(self) -> list[str]:
         cmd = [sys.executable, "-m", "mineduel.server", "--host", self.host, "--port", str(self.port),
-               "--no-discovery", "--db", self.dsn, "--node", self.name, *LIFTED_LIMITS]
+               "--no-discovery", "--db", self.dsn, *LIFTED_LIMITS]
+        if not self.dsn.startswith("postgresql://"):  # a SQLite file: the single node compared against
+            return cmd + self.extra
+        cmd += ["--node", self.name]
         if "--advertise" in self.options:
             cmd += ["--advertise", f"{self.host}:{self.port}"]
         if self.front is not None and "--front" in self.options:
@@ -252,14 +255,16 @@ class Cluster:
     """``n`` nodes ``n1``… on ``127.0.0.2``… over the database ``dsn``, always cleaned up."""
 
     def __init__(self, dsn: str, workdir: Path, n: int = 3, *, extra: Sequence[str] = (),
-                 front: bool = False, env: dict[str, str] | None = None) -> None:
+                 front: bool = False, env: dict[str, str] | None = None, host: str | None = None) -> None:
         if not 1 <= n <= 200:
             raise ValueError("1..200 nodes")
         self.dsn = dsn
         self.workdir = workdir
         options = server_options()
         self.options = options
-        self.nodes = [Node(f"n{i + 1}", f"127.0.0.{i + 2}", dsn, workdir, extra=extra, options=options, env=env)
+        # Each node its own address (127.0.0.2 …), or all on ``host`` with their own ports
+        # (load generators that dial one address).
+        self.nodes = [Node(f"n{i + 1}", host or f"127.0.0.{i + 2}", dsn, workdir, extra=extra, options=options, env=env)
                       for i in range(n)]
         if front:  # no balancer here: the front address names the first node (what an operator's LB would pass on)
             for node in self.nodes:
@@ -755,6 +760,7 @@ class Play:
         self.retry_s = retry_s
         self.keep_stale = keep_stale
         self.rematches = rematches
+        self.stopping = False  # no more rematches: each seat ends with the match it is in
         self.hold_at = 1 << 30  # no action once a match's seq reaches this (to stop at a known point)
         self.acked = 0
         self.counts: Counter[str] = Counter()
@@ -771,17 +777,16 @@ class Play:
 
     def ended(self, seat: Seat, end: dict[str, Any]) -> None:
         """A match ended: the room's first seat asks for a rematch while rematches are left."""
-        pair = next(p for p in self.pairs if seat in p)
-        if len(seat.ends) <= self.rematches and self.reactor is not None:
+        if len(seat.ends) <= self.rematches and not self.stopping:
             self.reactor.callLater(0, self._rematch, seat)
-        del pair
 
     def _rematch(self, seat: Seat) -> None:
         if seat.client is not None and seat.client.connected_:
             _deferred(seat.ask("rematch")).addErrback(lambda _: None)
 
     def finished(self, seat: Seat) -> bool:
-        return len(seat.ends) > self.rematches
+        """Its last match ended: ``rematches`` + 1 of them, or the one it is in once ``stopping``."""
+        return len(seat.ends) > self.rematches or (self.stopping and seat.match_id in seat.ends)
 
     async def open_room(self, index: int, node: tuple[str, int]) -> tuple[Seat, Seat]:
         """Two seats, a room created on ``node`` and joined there, both ready: a match starts."""
