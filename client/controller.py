@@ -116,6 +116,7 @@ class PresenceInfo:
     opponent_seconds: float | None  # the opponent's grace left
     opponent_gone: bool  # its grace ran out (it may watch only)
     spectators: int = 0  # issue 19: how many watch the room (the players see the count, PROTOCOL.md §16)
+    moving: bool = False  # issue 21: reconnecting to another node of the cluster (a calm note, not an error)
 
 
 class PresenceSource(Protocol):

@@ -45,7 +45,7 @@ from typing import TypeAlias
 
 from mineduel.client.controller import Notice, PresenceInfo, RematchInfo
 from mineduel.client.errors import error_key
-from mineduel.client.online_link import Connection, Connector, LinkChange
+from mineduel.client.online_link import MAX_MOVES, Connection, Connector, LinkChange
 from mineduel.client.online_match import OnlineMatch
 from mineduel.client.online_requests import Requests
 from mineduel.client.player_key import KeyStore
@@ -59,6 +59,7 @@ from mineduel.shared.wire.messages import (
     Joined,
     MatchEnd,
     MatchStart,
+    Moved,
     Ping,
     PingRequest,
     PongReply,
@@ -282,6 +283,7 @@ class SessionView:
             opponent_seconds=s.opponent.seconds_left(s.clock()),
             opponent_gone=s.opponent.grace_expired,
             spectators=0 if s.room is None else s.room.spectators,
+            moving=s.moving,
         )
 
     def rematch_info(self) -> RematchInfo:
@@ -306,6 +308,11 @@ class OnlineClient:
         self.address: tuple[str, int] | None = None
         self.tls = False  # the connection to ``address`` is TLS ...
         self.pin: str | None = None  # ... accepting only this certificate (else the system trust store)
+        # The address the player dialled (a cluster's front, PROTOCOL.md §18) with its tls and pin:
+        # ``address`` is the node serving now. A plain drop goes back there; the token is saved with it.
+        self.home: tuple[str, int, bool, str | None] | None = None
+        self.moves = 0  # ``moved`` followed in a row without a request succeeding (at most MAX_MOVES)
+        self.moving = False  # following one now: the screens say "moving to another server", not an error
         self.welcome: Welcome | None = None
         self.room_info: RoomInfo | None = None
         self.room: Room | None = None
@@ -363,6 +370,9 @@ class OnlineClient:
         self.address = (host, port)
         self.tls = tls
         self.pin = pin if tls else None
+        self.home = (host, port, tls, self.pin)
+        self.moves = 0
+        self.moving = False
         self.error = None
         self.notice = None
         self.server_closing = False
@@ -414,6 +424,8 @@ class OnlineClient:
             try:
                 if isinstance(item, LinkChange):
                     self._link_change(item)
+                elif isinstance(item, Moved):
+                    follow_moved(self, item)
                 else:
                     self._push(item)
                     if not self.requests.answer(item):
@@ -467,6 +479,9 @@ class OnlineClient:
         if self.seated and self.error is None:
             self.conn = Conn.RECONNECTING
             self.connection.back_off()
+            if self.home is not None:  # after a move: the front (any live node there answers, §18)
+                host, port, self.tls, self.pin = self.home
+                self.address = (host, port)
             return
         if was == Conn.CONNECTING or why in ("unreachable", "timeout"):
             self._fail("online.server_unreachable")
@@ -476,6 +491,7 @@ class OnlineClient:
     def _fail(self, key: str) -> None:
         self._drop_link()
         self.conn = Conn.FAILED
+        self.moving = False
         self.error = key
         self.connection.retry_at = None
         self.busy = None
@@ -516,6 +532,7 @@ class OnlineClient:
                 codec.room_code(msg.room)
                 self.room_info = msg
                 self.busy = None
+                self.moves = 0
             case RoomCreated():
                 self.take_seat(msg.room, msg.invite, msg.token)
             case Joined():
@@ -568,6 +585,7 @@ class OnlineClient:
         self.conn = Conn.OPEN
         self.connection.welcomed()
         self.server_closing = False
+        self.moving = False
         self.players.welcomed()  # identify first: a rated seat resumed needs it (PROTOCOL.md §17)
         if self.seated:
             room, token = self.room_code, self.token
@@ -581,6 +599,7 @@ class OnlineClient:
         """``room_created`` / ``joined``: a fresh seat brings its token; a resumed one keeps ours."""
         self.room_code = codec.room_code(room)
         self.invite = as_reached(invite, self.tls, self.pin)
+        self.moves = 0
         if token is not None:
             self.token = codec.token(token)
             self.opponent.rematch_me = self.opponent.rematch_opponent = False
@@ -590,8 +609,8 @@ class OnlineClient:
     def _save_token(self, *, playing: bool) -> None:
         if self.address is None or self.room_code is None or self.token is None:
             return
-        host, port = self.address
-        saved = SavedSession(host, port, self.room_code, self.token, playing, self.services.wall_clock(), self.tls, self.pin)
+        host, port, tls, pin = self.home if self.home is not None else (*self.address, self.tls, self.pin)
+        saved = SavedSession(host, port, self.room_code, self.token, playing, self.services.wall_clock(), tls, pin)
         self.token_saved = self.services.tokens.save(saved)
         if not self.token_saved:
             self.notice = ("online.token_unavailable", ())
@@ -611,6 +630,55 @@ class OnlineClient:
         self.players.match_started()
         self._save_token(playing=True)
         # Its witness: resumed from its file, or begun with the seed sent for it (witness.py).
-        server = "" if self.address is None else server_label(*self.address)
+        server = "" if self.address is None else server_label(*server_address(self))
         me = None if self.room is None or self.room.room != msg.room else self.room.me.name
         self.witness.started(msg, server=server, my_name=me)
+
+
+def follow_moved(session: OnlineClient, msg: Moved) -> None:
+    """PROTOCOL.md §18: another node serves the room. Close, connect there (TLS and pin as it says),
+    ``hello``, and repeat the request it answered (a seat resumes by itself once welcomed: the
+    token goes only into that ``resume``); unsolicited, a seat resumes there. Refused (nothing
+    changes but the link): a ``moved`` from TLS to plaintext, one for another room or request,
+    and the fourth in a row without a request succeeding."""
+    pending = session.requests.take(msg.id)
+    if msg.request is not None and pending is None:
+        return  # an answer to nothing this link asked: ignored
+    asked = session.room_code if pending is None else pending.room
+    if pending is None and not session.seated:
+        session.server_closing = True  # not for us to follow: the close that comes next says so
+        return
+    if (session.tls and not msg.tls) or asked is None or msg.room != asked.strip().upper() or (
+            pending is not None and (pending.request != msg.request or msg.request == "spectate")):
+        log.warning("online: refused a moved (%s, room %s, tls %s) for %s", msg.request, msg.room, msg.tls,
+                    None if pending is None else pending.request)
+        session._fail("online.error.bad_server")
+        return
+    session.moves += 1
+    if session.moves > MAX_MOVES:
+        log.warning("online: moved %d times in a row; stopping", session.moves)
+        session._fail("cluster.error.too_many_moves")
+        return
+    log.info("online: room %s is served by %s:%s; moving there", msg.room, msg.host, msg.port)
+    session._drop_link()
+    session.players.lost()  # identify again on the new node, as after any new connection
+    session.address = (msg.host, msg.port)
+    session.tls, session.pin = msg.tls, (msg.pin if msg.tls else None)
+    session.moving = True
+    session.connection.attempt = 0
+    session.connection.retry_at = None
+    code = msg.room
+    if pending is not None and pending.request == "peek":
+        session._after_welcome = lambda: session.requests.peek(code)
+    elif pending is not None and pending.request == "join":
+        session._after_welcome = lambda: session.requests.join(code)
+    session._open(Conn.RECONNECTING if session.seated else Conn.CONNECTING)
+
+
+def server_address(session: OnlineClient) -> tuple[str, int]:
+    """The server as the player named it (a cluster's front): tokens and witnesses are kept under
+    it whichever node serves the room now (PROTOCOL.md §18)."""
+    if session.home is not None:
+        return session.home[0], session.home[1]
+    assert session.address is not None
+    return session.address

@@ -24,6 +24,7 @@ BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0)  # seconds between reconnection attempts, th
 HEARTBEAT = 5.0  # send something at least this often (the server closes a connection silent for 15 s)
 SILENCE = 20.0  # nothing received this long (the server pings every 5 s): the connection is dead
 CONNECT_TIMEOUT = 10.0
+MAX_MOVES = 3  # ``moved`` followed in a row without a request succeeding, then a clear error (PROTOCOL.md §18)
 
 Due = Literal["retry", "timeout", "silent", "heartbeat"]
 """What a frame must do about the connection (see :meth:`Connection.due`)."""

@@ -60,6 +60,7 @@ class Pending:
     request: str
     on_ok: Callable[[ServerMessage], None] | None
     on_error: Callable[[str], None] | None
+    room: str | None = None  # the room a peek / join / resume named (a ``moved`` must name it too, §18)
 
 
 def reply_id(msg: ServerMessage) -> RequestId | None:
@@ -79,7 +80,7 @@ class Requests:
 
     # ----- the bookkeeping -----------------------------------------------------------------------------
     def send(self, build: Callable[[str], ClientMessage], *, on_ok: Callable[[ServerMessage], None] | None = None,
-             on_error: Callable[[str], None] | None = None) -> None:
+             on_error: Callable[[str], None] | None = None, room: str | None = None) -> None:
         """Send ``build(id)``; its reply (same ``id``) goes to ``on_ok``, a refusal to ``on_error``."""
         session = self.session
         if not session.connected:
@@ -92,7 +93,7 @@ class Requests:
         rid = f"m{next(self._ids)}"
         message = build(rid)
         kind = message.type if isinstance(message, MatchAction) else message.TYPE
-        self._pending[rid] = Pending(kind.value, on_ok, on_error)
+        self._pending[rid] = Pending(kind.value, on_ok, on_error, room)
         session.connection.send(message)
 
     def answer(self, msg: ServerMessage) -> bool:
@@ -116,6 +117,10 @@ class Requests:
         """The link is gone: no reply will come on it."""
         self._pending.clear()
 
+    def take(self, rid: RequestId | None) -> Pending | None:
+        """The request ``rid`` answers, no longer pending (a ``moved`` reply: it is asked again elsewhere)."""
+        return None if rid is None else self._pending.pop(rid, None)
+
     def refused(self, request: str, code: str) -> None:
         """A refusal as the player is told it (during a match, also on the match screen)."""
         if request == "resume" and code in GONE:
@@ -127,7 +132,7 @@ class Requests:
     def peek(self, code: str) -> None:
         self.session.room_info = None
         self.session.busy = "peek"
-        self.send(lambda rid: Peek(code, rid), on_ok=self._answered)
+        self.send(lambda rid: Peek(code, rid), on_ok=self._answered, room=code)
 
     def create_room(self, *, listed: bool = False, rated: bool = False, spectators: bool = True) -> None:
         """Create a room with this player's name; ``listed``: LAN discovery names it while it waits
@@ -148,7 +153,7 @@ class Requests:
         self.session.busy = "join"
         seed = self.session.services.client_seed()
         name = self.session.player_name
-        self.send(lambda rid: Join(code, name=name, client_seed=seed, id=rid), on_ok=self._answered)
+        self.send(lambda rid: Join(code, name=name, client_seed=seed, id=rid), on_ok=self._answered, room=code)
 
     def ready(self, ready: bool = True) -> None:
         # The seed is sent after the room's next_commitment was seen (R1).
@@ -175,14 +180,16 @@ class Requests:
             commitment = match.end.next_commitment
         else:
             commitment = ""
-        session.witness.seed_sent(server_label(*session.address), session.room_code, seed, commitment)
+        from mineduel.client.online_client import server_address
+
+        session.witness.seed_sent(server_label(*server_address(session)), session.room_code, seed, commitment)
 
     def leave(self) -> None:
         """Give the seat up (outside a match); the token is forgotten."""
         self.send(lambda rid: Leave(rid), on_ok=lambda _msg: self.session.forget_seat())
 
     def resume(self, room: str, token: str) -> None:
-        self.send(lambda rid: Resume(room, token, rid), on_error=self._resume_refused)
+        self.send(lambda rid: Resume(room, token, rid), on_error=self._resume_refused, room=room)
 
     def send_action(self, message: MatchAction | Resign, on_error: Callable[[str], None]) -> None:
         """The match's way to send an action; a refusal comes back through ``on_error``."""

@@ -1025,3 +1025,68 @@ def _watch_allow_refused(s: Shooter) -> None:
     s.host_peer = host  # type: ignore[attr-defined]
     rig.lobby.watching.watch_at("192.168.1.5", 47650, code)
     s.settle(0.5)
+
+
+# ----- cluster-edge: following moved (issue 21, PROTOCOL.md §18) -----
+
+
+def _moved_away(s: Shooter, rig: Rig) -> None:
+    """The node serving the room sends an unsolicited ``moved``; the node it names is slow to answer
+    (its link never opens), so the picture shows the calm note, not an error."""
+    from mineduel.shared.wire.messages import Moved
+
+    connect = rig.services.connect
+
+    def slow(host: str, port: int, listener: LinkListener, **tls: Any) -> Link:
+        if host == "10.0.0.12":
+            return _Silent()
+        return connect(host, port, listener, **tls)
+
+    rig.services.connect = slow
+    link = rig.client.connection.link
+    assert link is not None, "connected"
+    rig.client.connection.link_message(link, Moved(rig.code, "10.0.0.12", 47650))
+    s.settle(0.4)
+
+
+class _Silent:
+    """A link that never opens (a node slow to answer)."""
+
+    def send(self, message: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+@shot("cluster_moving_waiting")
+def _cluster_moving_waiting(s: Shooter) -> None:
+    """The waiting room's node hands the room to another node: 'Moving to another server...'."""
+    rig = _rig(s)
+    rig.host()
+    _moved_away(s, rig)
+
+
+@shot("cluster_moving_match")
+def _cluster_moving_match(s: Shooter) -> None:
+    """Mid-match, the node stops serving the room (a rolling upgrade): the banner's calm note."""
+    rig = _rig(s)
+    rig.start_match()
+    for _ in range(4):
+        rig.step()
+    _moved_away(s, rig)
+
+
+@shot("cluster_too_many_moves")
+def _cluster_too_many_moves(s: Shooter) -> None:
+    """A broken (or hostile) cluster bouncing the client: the fourth moved in a row is a clear error."""
+    from mineduel.shared.wire.messages import Moved
+
+    rig = _rig(s)
+    rig.host()
+    client = rig.client
+    client.moves = 3  # three moves already followed without a request succeeding
+    link = client.connection.link
+    assert link is not None, "connected"
+    client.connection.link_message(link, Moved(rig.code, "10.0.0.13", 47650))
+    s.settle(0.4)

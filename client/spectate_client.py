@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from mineduel.client.controller import BoardReveal
 from mineduel.client.errors import error_key
-from mineduel.client.online_link import Connection, Connector, LinkChange
+from mineduel.client.online_link import MAX_MOVES, Connection, Connector, LinkChange
 from mineduel.client.online_match import board_reveal
 from mineduel.client.spectate_events import WatchEvent, changes
 from mineduel.shared.rules.engine import Phase, Variant
@@ -47,6 +47,7 @@ from mineduel.shared.wire.messages import (
     LiveRoom,
     LiveRooms,
     LiveRoomsRequest,
+    Moved,
     Ok,
     Ping,
     PingRequest,
@@ -171,6 +172,9 @@ class Watcher:
         self.address: tuple[str, int] | None = None
         self.tls = False
         self.pin: str | None = None
+        self.home: tuple[str, int, bool, str | None] | None = None  # as dialled; ``address`` may be another node (§18)
+        self.moves = 0  # ``moved`` followed in a row without a view (at most MAX_MOVES)
+        self.moving = False  # following one now: the screen says "moving to another server"
         self.room: str | None = None
         self.state: SpectateState | None = None  # the last good view
         self.reveal: BoardReveal | None = None  # O13, once the match is over
@@ -190,6 +194,7 @@ class Watcher:
         self.connection.drop()
         self.address = (host, port)
         self.tls, self.pin = tls, (pin if tls else None)
+        self.home, self.moves, self.moving = (host, port, self.tls, self.pin), 0, False
         self._forget_view()
         self.error = None
         self.connection.attempt = 0
@@ -302,6 +307,9 @@ class Watcher:
         if self.state is not None or self.status == Watch.RECONNECTING:
             self.status = Watch.RECONNECTING
             self.connection.back_off()
+            if self.home is not None:  # after a move: back to the address dialled (a cluster's front)
+                host, port, self.tls, self.pin = self.home
+                self.address = (host, port)
             return
         self._fail("online.server_unreachable" if why in ("unreachable", "timeout") else "online.connection_lost")
 
@@ -310,6 +318,7 @@ class Watcher:
         self.questions.drop()
         self.connection.retry_at = None
         self.status = Watch.FAILED
+        self.moving = False
         self.error = key
         self.revision += 1
 
@@ -345,6 +354,8 @@ class Watcher:
                 self._send_spectate()
             case SpectateState():
                 self._view(msg)
+            case Moved():
+                follow_moved(self, msg)
             case Ok() if msg.id is not None and msg.id == self._spectate_id:
                 self.status = Watch.WATCHING
                 self.connection.attempt = 0
@@ -384,6 +395,7 @@ class Watcher:
             return
         self.events += changes(self.state, msg)
         self.state = msg
+        self.moves, self.moving = 0, False
         if self.status in (Watch.CONNECTING, Watch.RECONNECTING):
             self.status = Watch.WATCHING  # the view is the answer; its ``ok`` only follows it (§16)
             self.connection.attempt = 0
@@ -404,6 +416,30 @@ class Watcher:
         self.grace_local = ()
         self._spectate_id = None
         self.revision += 1
+
+
+def follow_moved(w: Watcher, msg: Moved) -> None:
+    """PROTOCOL.md §18 for a spectator: the room is served by another node. Close, connect there
+    (TLS and pin as it says), ``hello`` and ``spectate`` again (the view held stays, marked not live).
+    Refused with a clear error: a ``moved`` for another room or request, one from TLS to plaintext,
+    and the fourth in a row without a view."""
+    if msg.request is not None and msg.id != w._spectate_id:
+        return  # answers nothing this link asked for
+    if msg.room != w.room or msg.request not in (None, "spectate") or (w.tls and not msg.tls):
+        log.warning("watch: refused a moved (%s, room %s, tls %s)", msg.request, msg.room, msg.tls)
+        w._fail("online.error.bad_server")
+        return
+    w.moves += 1
+    if w.moves > MAX_MOVES:
+        w._fail("cluster.error.too_many_moves")
+        return
+    w.connection.drop()
+    w.questions.drop()
+    w.address, w.tls, w.pin = (msg.host, msg.port), msg.tls, (msg.pin if msg.tls else None)
+    w.moving = True
+    w.connection.attempt, w.connection.retry_at = 0, None
+    w._open(Watch.RECONNECTING if w.state is not None else Watch.CONNECTING)
+    w.revision += 1
 
 
 class Questions:

@@ -430,7 +430,7 @@ def check_move(client: LineClient, moved: m.Moved, request: m.ClientMessage, *, 
         raise BadMove(f"moved {moves} times in a row without an answer: a broken or hostile cluster")
     if client.tls and not moved.tls:
         raise BadMove(f"moved from TLS to plaintext {moved.host}:{moved.port}: refused (the token would travel in clear)")
-    kind = request.TYPE.value
+    kind = request.type.value if isinstance(request, m.MatchAction) else request.TYPE.value
     if moved.request is not None and moved.request != kind:
         raise BadMove(f"moved answers {moved.request!r}, not the {kind!r} sent")
     if moved.request is None and kind not in ("resume", "spectate"):

@@ -310,10 +310,15 @@ class LobbyPainter:
     def _draw_connecting(self, canvas: pygame.Surface) -> None:
         c = self.lobby.client
         address = "" if c is None or c.address is None else f"{c.address[0]}:{c.address[1]}"
-        self._centre_message(canvas, "online", palette.ME_LIGHT, self.lobby.ctx.t("online.connecting", address=address))
+        text = self.lobby.ctx.t("cluster.moving") if c is not None and c.moving else self.lobby.ctx.t(
+            "online.connecting", address=address)  # issue 21: another node of the cluster
+        self._centre_message(canvas, "online", palette.ME_LIGHT, text)
 
     def _draw_reconnecting(self, canvas: pygame.Surface) -> None:
         c = self.lobby.client
+        if c is not None and c.moving:  # issue 21: another node of the cluster serves the room now
+            self._centre_message(canvas, "online", palette.ME_LIGHT, self.lobby.ctx.t("cluster.moving"))
+            return
         text = self.lobby.ctx.t("online.reconnecting")
         left = c.next_retry_in() if c is not None else None
         if left is not None and left >= 0.5:

@@ -333,7 +333,8 @@ class MatchPainter:
         ctx = self.ctx
         canvas.fill(palette.BACKGROUND, INFO.inflate(4, 4))
         canvas.blit(shapes.rounded(INFO.size, 12, color), INFO)
-        canvas.blit(shapes.icon("warning", 18, palette.ON_ACCENT), (INFO.left + 10, INFO.centery - 9))
+        icon = "online" if color == palette.ME else "warning"  # a blue banner is a calm note (moving to another server)
+        canvas.blit(shapes.icon(icon, 18, palette.ON_ACCENT), (INFO.left + 10, INFO.centery - 9))
         size = ctx.fonts.fit_size(text, 14, INFO.width - 44, True)
         blit_text(canvas, ctx.fonts, text, size, palette.ON_ACCENT, bold=True, midleft=(INFO.left + 36, INFO.centery))
 

@@ -142,7 +142,7 @@ class MatchWords:
         if scene.ended is not None and self.in_screen_result():
             return t(f"result.title.{self.result_kind()}")  # the reason is the line below (event_line)
         if presence is not None and presence.reconnecting:
-            return t("online.reconnecting")
+            return t("cluster.moving" if presence.moving else "online.reconnecting")
         if view is None:
             return t("app.tagline")
         if scene.ended is not None:
@@ -285,6 +285,8 @@ class MatchWords:
         presence = None if source is None else source.presence()
         if presence is None:
             pass
+        elif presence.reconnecting and presence.moving:  # issue 21: another node serves the room now
+            return t("cluster.moving"), palette.ME  # blue, as a note: nothing is wrong (match_paint's banner)
         elif presence.reconnecting:
             left = presence.retry_in
             text = t("online.reconnecting")

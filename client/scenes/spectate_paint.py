@@ -317,7 +317,9 @@ class SpectatePainter:
             "watch.footer.match", room=room, number=state.number)
         blit_text(canvas, fonts, head, fonts.fit_size(head, 16, rect.width - 70, True), palette.INK, bold=True,
                   midleft=(rect.left + 50, rect.top + 27))
-        if w.status == Watch.RECONNECTING:
+        if w.moving and w.status in (Watch.RECONNECTING, Watch.CONNECTING):  # issue 21: another node
+            sub, color = ctx.t("cluster.moving"), palette.INK_SOFT
+        elif w.status == Watch.RECONNECTING:
             left = w.retry_in()
             sub = ctx.t("watch.reconnecting") if not left else ctx.t("watch.reconnecting_in", seconds=math.ceil(left))
             color = palette.WARN
