@@ -188,7 +188,10 @@ class QuickMatch:
         while leavers:
             player, address = leavers.pop()
             self.penalise(player, address, now)
-        if len(self.queue) < 2:
+        if len(self.queue) < 2 or not self.rooms.commits.healthy:
+            # While the database fails (§9 step 11) a matched room could not be stored: the pair
+            # would be closed with internal_error and lose its place. The waiters wait on, their
+            # time kept, and are paired at the first tick after a commit lands (red-team).
             return
         for a, b in self.queue.pair(now):
             self._match(a, b, now)

@@ -17,6 +17,7 @@ from support.players import identify, key
 from mineduel.server import glicko2
 from mineduel.server.matchmaking import PairingPolicy
 from mineduel.server.players import check_name, clean_name
+from mineduel.server.storage import MemoryStorage, Write
 from mineduel.shared.wire.codec import ProtocolError
 
 
@@ -185,6 +186,52 @@ def test_a_seat_left_in_a_matched_room_is_not_for_a_stranger() -> None:
     h.advance(10)
     h.turn()
     assert code not in h.rooms.rooms and a.last("queue")["status"] == "waiting"
+
+
+class _Broken(MemoryStorage):
+    """A database that refuses every commit while ``down`` (a full disk that stays full)."""
+
+    down = False
+
+    def commit(self, write: Write) -> None:
+        if self.down:
+            raise OSError("no space left on device")
+        super().commit(write)
+
+
+def test_no_pairing_while_the_database_fails() -> None:
+    """Two waiters far apart in rating; the database fails (another request's commit) and stays
+    down past the 60 s after which anyone meets: pairing them then made a room that could not be
+    stored, so both were closed with internal_error and lost their place. They wait on instead, and
+    are paired once a commit lands again."""
+    storage = _Broken()
+    h = Harness(storage=storage)
+    a = h.connect("10.0.0.1")
+    identify(a, 1, "Ann")
+    b = h.connect("10.0.0.2")
+    identify(b, 2, "Bob")
+    strong = h.rooms.players.of(a.pid)
+    assert strong is not None
+    strong.rating = glicko2.Rating(2400.0, 50.0, 0.06)
+    for c in (a, b):
+        assert c.send(type="quick_match")[0]["type"] == "queue"
+    h.advance(0)
+    h.turn()
+    assert a.all("matched") == []  # too far apart for now
+    storage.down = True
+    assert h.connect("10.0.0.3").send(type="create_room")[0]["code"] == "internal_error"
+    for _ in range(130):  # 65 s of 0.5 s pairing ticks
+        h.advance(0.5)
+        h.core.quick.pair_now()
+        h.turn()
+    assert not a.closed and not b.closed and a.all("matched") == []
+    assert h.core.quick.queued(a.pid) and h.core.quick.queued(b.pid)
+    storage.down = False
+    h.rooms.tick()  # the once-a-second clock write lands: healthy again
+    h.turn()
+    h.core.quick.pair_now()
+    h.turn()
+    assert a.last("matched")["room"] == b.last("matched")["room"]
 
 
 # ----- rating farming -------------------------------------------------------------------------------
