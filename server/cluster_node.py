@@ -73,6 +73,7 @@ class ClusterNode:
         self.serving = True  # False from a lost lease until the next renewal
         self.swept = 0  # rooms claimed by sweeps so far (tests, logs)
         self._queue: deque[str] = deque()  # claimed rooms still to restore
+        self._full = False  # the last sweep claimed a whole batch
         self._loop: LoopingCall | None = None
 
     # ----- lifecycle ---------------------------------------------------------------------------------
@@ -134,6 +135,7 @@ class ClusterNode:
         except Exception:  # noqa: BLE001 - the next beat sweeps again
             log.failure("takeover sweep failed")
             return 0
+        self._full = len(codes) >= self.sweep_batch
         if codes:
             log.info("rooms_claimed count={count}", count=len(codes))
             self.swept += len(codes)
@@ -158,6 +160,11 @@ class ClusterNode:
             self.clock.callLater(0, rooms.commits.flush)
         if self._queue:
             self.clock.callLater(0, self._restore_slice)
+        elif self._full and self.serving and not self.core.closing:
+            # A full batch: more may wait. The next one at once, not at the next beat, so a dead
+            # node's rooms come back at the restore's pace; nodes sweeping together still split
+            # them batch by batch (SKIP LOCKED).
+            self.clock.callLater(0, self.sweep)
 
     # ----- routing ------------------------------------------------------------------------------------
     def moved(self, code: str, request: str, rid: m.RequestId | None) -> m.Moved | None:

@@ -257,6 +257,22 @@ def test_the_sweep_takes_rooms_of_a_dead_node_without_waiting_for_a_client(pg_ds
     assert again.send(type="resume", room=first.room, token=first.token)[0]["type"] == "joined"
 
 
+def test_a_full_batch_is_followed_by_the_next_at_once(pg_dsn, pg_open):
+    """Batches of 2, 5 rooms of a dead node: one beat of b and its reactor turns take all five
+    (each batch claimed once the last is restored), not one batch a second."""
+    ha, cluster_a = node(pg_open, "a")
+    hb = Harness(seed=2, storage=pg_open(node="b"), clock=own_clock())
+    cluster_b = ClusterNode(hb.core, hb.storage.cluster, hb.clock, advertise=NodeAddress("h", 2), sweep_batch=2)
+    cluster_b.start()
+    codes = {ha.start((f"s{i}", f"t{i}"))[0].room for i in range(5)}
+    cluster_a.stop()
+    expire(pg_dsn, "a")
+    hb.advance(1.0)
+    for _ in range(50):
+        hb.advance(0)
+    assert codes <= set(hb.rooms.rooms) and cluster_b.swept == 5 and not hb.rooms.lobby.pending
+
+
 # ----- time per room ------------------------------------------------------------------------------------------
 def test_a_room_taken_over_gives_its_ownerless_seconds_back_and_its_record_stays_valid(pg_dsn, pg_open):
     """a dies 5 s into a 20 s opening step; b takes the room 30 s later (its own clock). The player
