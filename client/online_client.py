@@ -308,9 +308,10 @@ class OnlineClient:
         self.address: tuple[str, int] | None = None
         self.tls = False  # the connection to ``address`` is TLS ...
         self.pin: str | None = None  # ... accepting only this certificate (else the system trust store)
-        # The address the player dialled (a cluster's front, PROTOCOL.md §18) with its tls and pin:
-        # ``address`` is the node serving now. A plain drop goes back there; the token is saved with it.
-        self.home: tuple[str, int, bool, str | None] | None = None
+        # The node a ``moved`` sent this session to (host, port, tls, pin; PROTOCOL.md §18), or None:
+        # ``address`` stays the server the player named (a cluster's front), for the screens, the
+        # saved token and the witness; a plain drop goes back there.
+        self.via: tuple[str, int, bool, str | None] | None = None
         self.moves = 0  # ``moved`` followed in a row without a request succeeding (at most MAX_MOVES)
         self.moving = False  # following one now: the screens say "moving to another server", not an error
         self.welcome: Welcome | None = None
@@ -370,7 +371,7 @@ class OnlineClient:
         self.address = (host, port)
         self.tls = tls
         self.pin = pin if tls else None
-        self.home = (host, port, tls, self.pin)
+        self.via = None
         self.moves = 0
         self.moving = False
         self.error = None
@@ -461,8 +462,8 @@ class OnlineClient:
     def _open(self, state: str) -> None:
         assert self.address is not None
         self.conn = state
-        host, port = self.address
-        if not self.connection.open(host, port, tls=self.tls, pin=self.pin):
+        host, port, tls, pin = self.via or (*self.address, self.tls, self.pin)  # a moved's node, else the server named
+        if not self.connection.open(host, port, tls=tls, pin=pin):
             self.lost("unreachable")
 
     def _drop_link(self) -> None:
@@ -479,9 +480,7 @@ class OnlineClient:
         if self.seated and self.error is None:
             self.conn = Conn.RECONNECTING
             self.connection.back_off()
-            if self.home is not None:  # after a move: the front (any live node there answers, §18)
-                host, port, self.tls, self.pin = self.home
-                self.address = (host, port)
+            self.via = None  # after a move: back to the front (any live node there answers, §18)
             return
         if was == Conn.CONNECTING or why in ("unreachable", "timeout"):
             self._fail("online.server_unreachable")
@@ -609,8 +608,8 @@ class OnlineClient:
     def _save_token(self, *, playing: bool) -> None:
         if self.address is None or self.room_code is None or self.token is None:
             return
-        host, port, tls, pin = self.home if self.home is not None else (*self.address, self.tls, self.pin)
-        saved = SavedSession(host, port, self.room_code, self.token, playing, self.services.wall_clock(), tls, pin)
+        host, port = self.address
+        saved = SavedSession(host, port, self.room_code, self.token, playing, self.services.wall_clock(), self.tls, self.pin)
         self.token_saved = self.services.tokens.save(saved)
         if not self.token_saved:
             self.notice = ("online.token_unavailable", ())
@@ -630,7 +629,7 @@ class OnlineClient:
         self.players.match_started()
         self._save_token(playing=True)
         # Its witness: resumed from its file, or begun with the seed sent for it (witness.py).
-        server = "" if self.address is None else server_label(*server_address(self))
+        server = "" if self.address is None else server_label(*self.address)
         me = None if self.room is None or self.room.room != msg.room else self.room.me.name
         self.witness.started(msg, server=server, my_name=me)
 
@@ -648,7 +647,8 @@ def follow_moved(session: OnlineClient, msg: Moved) -> None:
     if pending is None and not session.seated:
         session.server_closing = True  # not for us to follow: the close that comes next says so
         return
-    if (session.tls and not msg.tls) or asked is None or msg.room != asked.strip().upper() or (
+    secure = session.tls or (session.via is not None and session.via[2])  # never from TLS to plaintext (§1)
+    if (secure and not msg.tls) or asked is None or msg.room != asked.strip().upper() or (
             pending is not None and (pending.request != msg.request or msg.request == "spectate")):
         log.warning("online: refused a moved (%s, room %s, tls %s) for %s", msg.request, msg.room, msg.tls,
                     None if pending is None else pending.request)
@@ -662,8 +662,7 @@ def follow_moved(session: OnlineClient, msg: Moved) -> None:
     log.info("online: room %s is served by %s:%s; moving there", msg.room, msg.host, msg.port)
     session._drop_link()
     session.players.lost()  # identify again on the new node, as after any new connection
-    session.address = (msg.host, msg.port)
-    session.tls, session.pin = msg.tls, (msg.pin if msg.tls else None)
+    session.via = (msg.host, msg.port, msg.tls, msg.pin if msg.tls else None)
     session.moving = True
     session.connection.attempt = 0
     session.connection.retry_at = None
@@ -673,12 +672,3 @@ def follow_moved(session: OnlineClient, msg: Moved) -> None:
     elif pending is not None and pending.request == "join":
         session._after_welcome = lambda: session.requests.join(code)
     session._open(Conn.RECONNECTING if session.seated else Conn.CONNECTING)
-
-
-def server_address(session: OnlineClient) -> tuple[str, int]:
-    """The server as the player named it (a cluster's front): tokens and witnesses are kept under
-    it whichever node serves the room now (PROTOCOL.md §18)."""
-    if session.home is not None:
-        return session.home[0], session.home[1]
-    assert session.address is not None
-    return session.address

@@ -180,9 +180,7 @@ class Requests:
             commitment = match.end.next_commitment
         else:
             commitment = ""
-        from mineduel.client.online_client import server_address
-
-        session.witness.seed_sent(server_label(*server_address(session)), session.room_code, seed, commitment)
+        session.witness.seed_sent(server_label(*session.address), session.room_code, seed, commitment)
 
     def leave(self) -> None:
         """Give the seat up (outside a match); the token is forgotten."""

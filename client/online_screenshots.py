@@ -1090,3 +1090,19 @@ def _cluster_too_many_moves(s: Shooter) -> None:
     assert link is not None, "connected"
     client.connection.link_message(link, Moved(rig.code, "10.0.0.13", 47650))
     s.settle(0.4)
+
+
+@shot("cluster_moving_watch")
+def _cluster_moving_watch(s: Shooter) -> None:
+    """A spectator's node hands the room on: the last view held, the footer says it is moving."""
+    from mineduel.shared.wire.messages import Moved
+
+    rig, _duel = _watching(s, 16)
+    watcher = rig.top.watcher
+    connect = rig.services.connect
+    rig.services.connect = lambda host, port, listener, **tls: (
+        _Silent() if host == "10.0.0.12" else connect(host, port, listener, **tls))
+    link = watcher.connection.link
+    assert link is not None and watcher.room is not None, "watching"
+    watcher.connection.link_message(link, Moved(watcher.room, "10.0.0.12", 47650))
+    s.settle(0.4)

@@ -172,7 +172,7 @@ class Watcher:
         self.address: tuple[str, int] | None = None
         self.tls = False
         self.pin: str | None = None
-        self.home: tuple[str, int, bool, str | None] | None = None  # as dialled; ``address`` may be another node (§18)
+        self.via: tuple[str, int, bool, str | None] | None = None  # the node a ``moved`` named (§18); ``address`` as dialled
         self.moves = 0  # ``moved`` followed in a row without a view (at most MAX_MOVES)
         self.moving = False  # following one now: the screen says "moving to another server"
         self.room: str | None = None
@@ -194,7 +194,7 @@ class Watcher:
         self.connection.drop()
         self.address = (host, port)
         self.tls, self.pin = tls, (pin if tls else None)
-        self.home, self.moves, self.moving = (host, port, self.tls, self.pin), 0, False
+        self.via, self.moves, self.moving = None, 0, False
         self._forget_view()
         self.error = None
         self.connection.attempt = 0
@@ -294,8 +294,8 @@ class Watcher:
     def _open(self, status: str) -> None:
         assert self.address is not None
         self.status = status
-        host, port = self.address
-        if not self.connection.open(host, port, tls=self.tls, pin=self.pin):
+        host, port, tls, pin = self.via or (*self.address, self.tls, self.pin)  # a moved's node, else the one named
+        if not self.connection.open(host, port, tls=tls, pin=pin):
             self._lost("unreachable")
 
     def _lost(self, why: str) -> None:
@@ -307,9 +307,7 @@ class Watcher:
         if self.state is not None or self.status == Watch.RECONNECTING:
             self.status = Watch.RECONNECTING
             self.connection.back_off()
-            if self.home is not None:  # after a move: back to the address dialled (a cluster's front)
-                host, port, self.tls, self.pin = self.home
-                self.address = (host, port)
+            self.via = None  # after a move: back to the address dialled (a cluster's front)
             return
         self._fail("online.server_unreachable" if why in ("unreachable", "timeout") else "online.connection_lost")
 
@@ -425,7 +423,8 @@ def follow_moved(w: Watcher, msg: Moved) -> None:
     and the fourth in a row without a view."""
     if msg.request is not None and msg.id != w._spectate_id:
         return  # answers nothing this link asked for
-    if msg.room != w.room or msg.request not in (None, "spectate") or (w.tls and not msg.tls):
+    secure = w.tls or (w.via is not None and w.via[2])  # never from TLS to plaintext (§1)
+    if msg.room != w.room or msg.request not in (None, "spectate") or (secure and not msg.tls):
         log.warning("watch: refused a moved (%s, room %s, tls %s)", msg.request, msg.room, msg.tls)
         w._fail("online.error.bad_server")
         return
@@ -435,7 +434,7 @@ def follow_moved(w: Watcher, msg: Moved) -> None:
         return
     w.connection.drop()
     w.questions.drop()
-    w.address, w.tls, w.pin = (msg.host, msg.port), msg.tls, (msg.pin if msg.tls else None)
+    w.via = (msg.host, msg.port, msg.tls, msg.pin if msg.tls else None)
     w.moving = True
     w.connection.attempt, w.connection.retry_at = 0, None
     w._open(Watch.RECONNECTING if w.state is not None else Watch.CONNECTING)

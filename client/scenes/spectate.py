@@ -86,7 +86,7 @@ class SpectateScene(Scene):
         """The live event line: the newest view's events (the last :data:`EVENT_LINES`) in words; while
         the link is down, that the board is the last view seen."""
         if self.watcher.status == Watch.RECONNECTING and self.watcher.state is not None:
-            return self.ctx.t("watch.held")
+            return self.ctx.t("cluster.moving" if self.watcher.moving else "watch.held")  # issue 21: no drop, a move
         texts = [self.event_words(e) for e in self.events[-EVENT_LINES:]]
         texts = [t for t in texts if t]
         return " · ".join(texts) if texts else None

@@ -122,7 +122,8 @@ def test_a_join_answered_moved_joins_on_the_named_node_and_the_token_is_saved_wi
     client = cluster.client()
     client.connect(*FRONT, then=lambda: client.requests.join(code))
     cluster.run(client)
-    assert client.conn == Conn.OPEN and client.seated and client.address == NODE and not client.moving
+    assert client.conn == Conn.OPEN and client.seated and client.via == (*NODE, False, None) and not client.moving
+    assert client.address == FRONT  # the screens, the saved token and the witness name the server dialled
     assert [(h, p) for h, p, _t, _l in cluster.links] == [FRONT, NODE]
     assert [type(x).__name__ for x in cluster.links[1][3].sent[:2]] == ["Hello", "Join"]
     assert host.last("room")["opponent"]["name"] == "Mina"
@@ -147,7 +148,7 @@ def test_an_unsolicited_moved_mid_match_resumes_on_the_named_node_with_the_same_
     cluster.run(client)
     # While it moved, the screens were told "moving", not an error: at its hello to the new node.
     assert cluster.observed[0] == ("Hello", (Conn.RECONNECTING, True, True))
-    assert client.conn == Conn.OPEN and client.address == ("10.0.0.8", 47650) and client.token == token
+    assert client.conn == Conn.OPEN and client.via == ("10.0.0.8", 47650, False, None) and client.token == token
     assert not client.moving and client.match is not None
     assert [r.token for r in cluster.sent_to("10.0.0.8", m.Resume)] == [token]
     assert not any(isinstance(x, m.Join) for x in cluster.sent_to("10.0.0.8", m.Join))
@@ -161,7 +162,7 @@ def test_three_moves_are_followed_and_the_fourth_in_a_row_is_a_clear_error(clust
     client = cluster.client()
     client.connect(*hops[1], then=lambda: client.requests.peek(code))  # 3 moves: f2 -> f3 -> f4 -> the node
     cluster.run(client)
-    assert client.room_info is not None and client.room_info.room == code and client.address == NODE
+    assert client.room_info is not None and client.room_info.room == code and client.via == (*NODE, False, None)
     cluster.links.clear()
     client = cluster.client()
     client.connect(*hops[0], then=lambda: client.requests.peek(code))  # 4 moves: refused at the fourth
@@ -198,7 +199,7 @@ def test_a_plain_drop_after_a_move_goes_back_to_the_front(cluster):
     client = cluster.client()
     client.connect(*FRONT, then=lambda: client.requests.join(code))
     cluster.run(client)
-    assert client.address == NODE
+    assert client.via is not None and client.via[:2] == NODE
     cluster.server.cut(cluster.links[-1][3])
     cluster.run(client, frames=40)
     assert [(h, p) for h, p, _t, _l in cluster.links][-2:] == [FRONT, NODE]
@@ -232,14 +233,14 @@ def test_a_spectator_follows_moved_and_spectates_on_the_named_node(cluster):
     watcher = Watcher(lambda: cluster.connect, lambda: cluster.now, "test/1")
     watcher.watch(*FRONT, code)
     cluster.run(watcher)
-    assert watcher.status == Watch.WATCHING and watcher.address == NODE and watcher.state is not None
+    assert watcher.status == Watch.WATCHING and watcher.via == (*NODE, False, None) and watcher.state is not None
     assert not watcher.moving and watcher.moves == 0
     link = cluster.links[-1][3]
     cluster.observe = lambda: (watcher.moving, watcher.status)
     watcher.connection.link_message(link, m.Moved(code, "10.0.0.9", 47650))  # unsolicited: the node hands it on
     cluster.run(watcher)
     assert cluster.observed[0] == ("Hello", (True, Watch.RECONNECTING))
-    assert watcher.status == Watch.WATCHING and watcher.address == ("10.0.0.9", 47650)
+    assert watcher.status == Watch.WATCHING and watcher.via == ("10.0.0.9", 47650, False, None)
     assert len(cluster.sent_to("10.0.0.9", m.Spectate)) == 1
     watcher.connection.link_message(cluster.links[-1][3], m.Moved("ABCDEF", "10.0.0.10", 47650))
     watcher.update()
