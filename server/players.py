@@ -91,9 +91,10 @@ _INVISIBLE = frozenset(
 """Characters of visible-looking categories that draw nothing (Unicode's default-ignorable fillers,
 the combining grapheme joiner, Mongolian selectors, the braille blank): a name of them is blank."""
 _VARIATION = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
-MARKS_MAX = 2
-"""Combining marks (Mn, Me) in a row on one letter: enough for every script's accents and tones,
-too few for a "Zalgo" stack that draws over the lines around it."""
+MARKS_MAX = 3
+"""Combining marks (Mn, Me) in a row on one letter: enough for every script's accents, tones and
+stacks (Tibetan's two subjoined letters and a vowel), too few for a "Zalgo" stack that draws over
+the lines around it."""
 
 
 def check_name(name: str, deny: Sequence[str]) -> None:

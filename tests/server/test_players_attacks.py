@@ -33,6 +33,7 @@ def queued(h: Harness, n: int, name: str, address: str) -> Client:
 
 @pytest.mark.parametrize("name", [
     "A" + "\u0301" * 19,  # a "Zalgo" stack of combining marks drawn over the lines around it
+    "x\u0301\u0302\u0303\u0304",  # four on one letter (x: NFC composes none of them)
     "\u0301abc",  # a mark first: it lands on whatever is drawn before the name
     "\u3164",  # Hangul filler: a letter that draws nothing (a blank name)
     "\u115f\u1160",  # Hangul choseong/jungseong fillers
@@ -59,9 +60,11 @@ def test_names_that_disguise_themselves_are_bad_names(name: str) -> None:
 
 def test_names_of_real_scripts_still_pass() -> None:
     """The rules refuse disguises, not languages: Thai tone marks, two accents, an emoji with its
-    selector, a Japanese name with one ideographic space, 20 wide characters."""
+    selector, a Japanese name with one ideographic space, 20 wide characters, Indic and Tibetan
+    stacks."""
     for name in ["\u0e19\u0e49\u0e33", "e\u0301\u0302", "\u2764\ufe0f", "\u5c71\u7530\u3000\u592a\u90ce",
-                 "\u6f22" * 20, "Nguy\u1ec5n V\u0103n", "\u0915\u094d\u0937\u093f"]:
+                 "\u6f22" * 20, "Nguy\u1ec5n V\u0103n", "\u0915\u094d\u0937\u093f",
+                 "\u0f66\u0f92\u0fb2\u0f74\u0f56"]:  # ... Devanagari, Tibetan (three marks stacked)
         assert clean_name(name, ()) == unicodedata.normalize("NFC", name)
     with pytest.raises(ProtocolError):
         check_name("x\u202ey", ())
