@@ -19,6 +19,7 @@ from twisted.protocols.basic import LineOnlyReceiver
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
+from mineduel.server.proxy_protocol import ProxyHeaderProtocol
 from mineduel.server.session import ServerCore
 from mineduel.shared.wire import codec
 from mineduel.shared.wire import messages as m
@@ -242,6 +243,8 @@ def write_now(transport: Connection, data: bytes) -> None:
     and a write event per connection per turn (measured: about a tenth of the server's time at
     saturation). Nearly always the socket takes a whole message at once: then it goes now.
     """
+    if type(transport) is ProxyHeaderProtocol:  # --proxy-protocol: plain TCP beneath, the header long read
+        transport = cast(Connection, transport.transport)
     if not isinstance(cast(object, transport), tcp.Connection):
         # A TLS transport forwards unknown attributes to the TCP connection beneath it: its
         # ``socket`` would put plaintext on the wire. Only a plain TCP connection takes the shortcut.

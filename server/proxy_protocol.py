@@ -27,7 +27,7 @@ the port could claim any address and step around every per-address limit.
 
 from __future__ import annotations
 
-import ipaddress
+import socket
 from typing import Any, cast
 
 from twisted.internet.address import IPv4Address, IPv6Address
@@ -94,17 +94,19 @@ def header_length(buffer: bytes) -> int | None:
 
 
 def _checked(address: IAddress | None) -> IPv4Address | IPv6Address | None:
-    """``address`` as a TCP address of its own IP family, ``None`` when it is none;
-    :class:`BadHeader` when it claims to be one and is not (v1 addresses are not checked by Twisted)."""
+    """``address`` as a TCP address of its own IP family, written canonically, ``None`` when it is
+    none; :class:`BadHeader` when it claims to be one and is not (Twisted checks no v1 address).
+    ``inet_pton``/``inet_ntop``: a few µs, where ``ipaddress`` cost most of the header's time."""
     if not isinstance(address, (IPv4Address, IPv6Address)):
         return None
+    family = socket.AF_INET if isinstance(address, IPv4Address) else socket.AF_INET6
     try:
-        ip = ipaddress.ip_address(address.host)
-    except ValueError:
-        raise BadHeader("a PROXY header whose address is not an IP address") from None
-    if (ip.version == 4) != isinstance(address, IPv4Address) or not 0 <= address.port <= 65535:
-        raise BadHeader("a PROXY header with a mismatched address or port")
-    return IPv4Address("TCP", str(ip), address.port) if ip.version == 4 else IPv6Address("TCP", str(ip), address.port)
+        host = socket.inet_ntop(family, socket.inet_pton(family, address.host))
+    except (OSError, ValueError, TypeError):
+        raise BadHeader("a PROXY header whose address is not an IP address of its family") from None
+    if not 0 <= address.port <= 65535:
+        raise BadHeader("a PROXY header with a port out of range")
+    return IPv4Address("TCP", host, address.port) if family == socket.AF_INET else IPv6Address("TCP", host, address.port)
 
 
 def parse_header(header: bytes) -> tuple[IAddress | None, IAddress | None]:
