@@ -446,6 +446,11 @@ class PostgresStorage:
         node holds it already; ``None`` if it is not stored or a live node owns it."""
         if self.released:
             return None
+        held = self._held.get(code)
+        if held is not None:  # already this node's (claimed by the sweep, or reloaded): a plain read
+            found = _read_held(self, code, held)
+            if found is not None:
+                return found
         db = self._connection()
         with db.transaction():
             row = db.execute(
@@ -573,6 +578,27 @@ _RENEW = (
 from which a node taking one of its rooms over computes the seconds the room had no owner."""
 _PLAYER_COLUMNS = "key_hash, player, name, rating, deviation, volatility, games, wins, losses, draws, created, updated"
 _RESULT_COLUMNS = "match_id, player, opponent, result, before, after, at"
+
+
+def _read_held(storage: PostgresStorage, code: str, epoch: int) -> tuple[Blob, list[Blob]] | None:
+    """A room ``storage`` holds at ``epoch``, read without locking its row (no write, so no WAL
+    flush per room: the sweep restores batches of them). Safe: a takeover after this read
+    bumps the epoch, and this node's next commit for the room, before anything is shown, is
+    refused (the fence). None if the row says it is no longer this node's."""
+    rows = storage._read("SELECT data, owner, epoch, lag FROM rooms WHERE code = %s", (code,))
+    if not rows or rows[0][1] != storage.node or rows[0][2] != epoch:
+        return None
+    data, _, _, lag = rows[0]
+    blob: Blob = _loads(data)
+    if lag:
+        blob["lag"] = float(lag)
+    match = blob.get("match")
+    actions: list[Blob] = []
+    if isinstance(match, dict):
+        actions = [_loads(r[0]) for r in storage._read(
+            "SELECT data FROM actions WHERE match_id = %s ORDER BY seq", (match["id"],))]
+    storage._note_match(code, blob)
+    return blob, actions
 
 
 def _clock_of(write: Write) -> float | None:
