@@ -190,8 +190,8 @@ class Rooms:
 
     # ----- requests (each raises ProtocolError and changes nothing, or succeeds) ------------------
     def create(self, peer: int, req: m.CreateRoom) -> None:
-        if req.name:  # a seat's name is shown to the opponent, spectators and live_rooms: §17's rules
-            check_name(req.name, self.config.name_deny)
+        if req.name and _may_sit(self.lobby, peer):  # a seat's name is shown to the opponent, spectators and
+            check_name(req.name, self.config.name_deny)  # live_rooms: §17's rules (after §9 step 7's own)
         self.perform(self.lobby.create(self.env(), peer, req))
 
     def join(self, peer: int, code: str, req: m.Join | m.Spectate) -> None:
@@ -202,10 +202,10 @@ class Rooms:
             self._settle(room, env)
             self.perform(self.lobby.spectate(env, peer, room))
         else:
-            if req.name:
+            free = len(room.seats) < 2 and _may_sit(self.lobby, peer)  # else the lobby's own refusal comes first (§9)
+            if req.name and free:
                 check_name(req.name, self.config.name_deny)
-            lobby = self.lobby
-            if room.quick and room.match is None and room.seats and peer not in lobby.peer_seat and peer not in lobby.peer_watch:
+            if room.quick and room.match is None and room.seats and free:
                 # A matched room is its two players' until their first match starts: a seat left
                 # during the confirmation is not handed to whoever the leaver gives the code to.
                 raise ProtocolError(ErrorCode.ROOM_FULL, "this quick-match room is for its matched players")
@@ -377,3 +377,8 @@ class Rooms:
 
         self.clock.callLater(0, step)
         return done
+
+
+def _may_sit(lobby: Lobby, peer: int) -> bool:
+    """Whether the lobby would let this connection take a seat (neither seated nor watching)."""
+    return peer not in lobby.peer_seat and peer not in lobby.peer_watch
