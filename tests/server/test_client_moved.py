@@ -45,8 +45,8 @@ class _NodeConn(LineOnlyReceiver):
             self.write({**baseline()["welcome"], "id": rid})
         elif self.node.moved_to is not None:
             host, port = self.node.moved_to
-            self.write(self.node.moved_line or {"type": "moved", "room": ROOM, "host": host, "port": port, "tls": False,
-                                                "pin": None, "request": kind, "id": rid})
+            self.write(self.node.moved_line or {"type": "moved", "room": msg.get("room", ROOM), "host": host, "port": port,
+                                                "tls": False, "pin": None, "request": kind, "id": rid})
         elif kind == "resume":
             self.write({**baseline()["joined"], "id": rid})
         elif kind == "peek":
@@ -201,3 +201,51 @@ def test_check_move_refuses_tls_to_plaintext_another_room_or_request():
         check_move(client, plain, m.Join(ROOM))
     with pytest.raises(BadMove, match="names room"):
         check_move(client, plain, m.Resume("ABCDEF", TOKEN))
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_game_client_over_tcp_follows_a_moved_to_a_real_server(nodes, tmp_path):
+    """End to end on sockets: the game's own TCP link (client/net.py) reads the front's ``moved``
+    and the session joins the room on a real server there (its rules on ``task.Clock``)."""
+    from twisted.internet.task import Clock, deferLater
+
+    from mineduel.client.net import tcp_connector
+    from mineduel.client.online_client import Conn, OnlineClient, OnlineServices
+    from mineduel.client.tokens import TokenStore
+    from mineduel.server.config import Config
+    from mineduel.server.service import start_server
+    from mineduel.server.storage import MemoryStorage
+
+    clock = Clock()
+    clock.advance(1_700_000_000)
+    config = Config(host="127.0.0.1", port=0, udp_port=None, db=":memory:", public_host="127.0.0.1")
+    handle = start_server(_reactor(), config, clock=clock, storage=MemoryStorage())
+    clock.advance(0)
+    try:
+        host = await _bounded(defer.ensureDeferred(connect(_reactor(), "127.0.0.1", handle.port, "host/1")))
+        await _bounded(defer.ensureDeferred(host.hello()))
+        created = await _bounded(defer.ensureDeferred(host.request(m.CreateRoom(name="Jun", client_seed="j"))))
+        assert isinstance(created, m.RoomCreated)
+        front = nodes[0]
+        front.moved_to = ("127.0.0.1", handle.port)
+        session = OnlineClient(OnlineServices(connect=tcp_connector(_reactor()), tokens=TokenStore(tmp_path / "c")),
+                               lambda: 1000.0)
+        session.player_name = "Mina"
+        session.connect("127.0.0.1", front.port, then=lambda: session.requests.join(created.room))
+
+        async def until_seated() -> None:
+            for _ in range(3000):
+                session.update()
+                if session.seated or session.conn == Conn.FAILED:
+                    return
+                await deferLater(_reactor(), 0.002, lambda: None)
+
+        await _bounded(defer.ensureDeferred(until_seated()))
+        assert session.seated and session.via == ("127.0.0.1", handle.port, False, None)
+        assert [x["type"] for x in front.received] == ["hello", "join"]
+        room = await _bounded(host.wait_for(m.Room, lambda r: r.opponent is not None))
+        assert room.opponent is not None and room.opponent.name == "Mina"
+        session.close()
+        await host.close()
+    finally:
+        await handle.stop()
