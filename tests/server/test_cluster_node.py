@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import pytest_twisted
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed: pip install 'mine-duel[postgres]'")
 
@@ -336,3 +337,45 @@ def test_invite_links_name_the_front_address(pg_open):
     creator = harness.connect()
     created = creator.send(type="create_room", name="Ann", client_seed="s")[0]
     assert created["invite"] == f"mineduel://play.example.org:47650/join/{created['room']}"
+
+
+@pytest_twisted.ensureDeferred
+async def test_real_nodes_moved_and_a_clean_stop_hand_over_over_sockets(pg_dsn):
+    """Two real servers on loopback (service.start_server wires the node side): a peek at the
+    other node's room gets ``moved`` naming its address (the default --advertise: --host and the
+    bound port); stopping that node sends its
+    seated client the unsolicited ``moved`` towards the node still running, where it resumes."""
+    from twisted.internet import reactor
+
+    from mineduel.server.client import connect
+    from mineduel.server.config import Config
+    from mineduel.server.service import start_server
+
+    a = start_server(reactor, Config(host="127.0.0.1", port=0, udp_port=None, db=pg_dsn, node="a"))
+    b = start_server(reactor, Config(host="127.0.0.1", port=0, udp_port=None, db=pg_dsn, node="b"))
+    try:
+        await a.restored
+        await b.restored
+        player = await connect(reactor, "127.0.0.1", a.port)
+        await player.hello()
+        created = await player.request("create_room", name="Ann", client_seed="s")
+        code, token = created["room"], created["token"]
+        visitor = await connect(reactor, "127.0.0.1", b.port)
+        await visitor.hello()
+        visitor.send("peek", room=code, id=5)
+        moved = await visitor.wait_for("moved")
+        assert moved == {"type": "moved", "room": code, "host": "127.0.0.1", "port": a.port, "tls": False,
+                         "pin": None, "request": "peek", "id": 5}
+        waiting = player.wait_for("moved")
+        await a.stop()
+        told = await waiting
+        assert (told["host"], told["port"], "request" in told) == ("127.0.0.1", b.port, False)
+        again = await connect(reactor, told["host"], told["port"])
+        await again.hello()
+        joined = await again.request("resume", room=code, token=token)
+        assert joined["type"] == "joined" and row(pg_dsn, "SELECT owner FROM rooms WHERE code = %s", code) == ("b",)
+        for client in (visitor, again):
+            client.transport.loseConnection()
+    finally:
+        await a.stop()
+        await b.stop()
