@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
@@ -112,6 +112,13 @@ class QuickMatch:
             # Also while matched on another connection (its confirmation running): one player is
             # paired once at a time (red-team: a second connection of one key was matched twice).
             raise ProtocolError(ErrorCode.ALREADY_QUEUED, "this player is already waiting for a quick match")
+        commits = rooms.commits
+        inflight = commits.inflight
+        if player.key_hash in commits.batch.players or (inflight is not None and player.key_hash in inflight.players):
+            # The player (new, or renamed) is not stored yet: this join stands on that commit, so it
+            # is staged with it: if the commit fails, the join is undone too (internal_error, its
+            # queue reply never shown) instead of a waiter the server no longer knows (red-team).
+            commits.stage_player(player.key_hash, player)
         now = rooms.now()
         self._enter(peer, player, now)
         self._pair_soon()
@@ -165,6 +172,17 @@ class QuickMatch:
             return 0.0
         count, at = found
         return at + self.config.pairing.penalty(count - 1.0)
+
+    def undo(self, joined: Iterable[int]) -> None:
+        """After a failed commit: the ``quick_match`` requests of the batch (``joined``: their
+        connections, told ``internal_error``) are undone, and a waiter whose connection is no
+        longer that player (its identify was undone) leaves the queue too."""
+        for peer in joined:
+            self._out(peer)
+        for peer, player in list(self.player_of.items()):
+            who = self.rooms.players.of(peer)
+            if who is None or who.player != player:
+                self._out(peer)
 
     def peer_lost(self, peer: int) -> None:
         """Closing the connection while queued leaves the queue (nobody is told)."""

@@ -371,6 +371,8 @@ class ServerCore:
         that changed nothing and concern nobody closed are still delivered.
         """
         close = self.rooms.reload_after_failure(batch)
+        # §17: a quick_match staged with the failed batch is undone, as is a waiter whose identify was.
+        self.quick.undo(r.peer for r in batch.requests if r.kind == ClientType.QUICK_MATCH.value)
         staged = set(batch.requests)  # Request compares by identity
         self.commits.deliver([h for h in batch.held if h.peer not in close and h.request not in staged])
         for request in batch.requests:

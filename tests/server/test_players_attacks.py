@@ -18,6 +18,7 @@ from mineduel.server import glicko2
 from mineduel.server.matchmaking import PairingPolicy
 from mineduel.server.players import check_name, clean_name
 from mineduel.server.storage import MemoryStorage, Write
+from mineduel.shared.wire import codec
 from mineduel.shared.wire.codec import ProtocolError
 
 
@@ -235,6 +236,38 @@ def test_no_pairing_while_the_database_fails() -> None:
     h.core.quick.pair_now()
     h.turn()
     assert a.last("matched")["room"] == b.last("matched")["room"]
+
+
+def _pipelined(h: Harness, c: Client, *lines: dict[str, object]) -> list[dict[str, object]]:
+    """Several lines read in one reactor turn (one TCP segment), then the turn's commit."""
+    c.new()
+    for line in lines:
+        h.core.line_received(c.pid, codec.encode(line)[:-1])
+    h.turn()
+    return c.new()
+
+
+def test_a_quick_match_standing_on_an_identify_whose_commit_fails_is_undone() -> None:
+    """identify (a new key) and quick_match in one segment, and the commit of the new player fails:
+    the identify is undone (internal_error), and so must the join be — it was answered queue/ok
+    before the identify's error and left a waiter the server no longer knew. The same for a known
+    player whose rename in that turn fails: nothing of the turn happened."""
+    h = Harness()
+    a = h.connect("10.0.0.1")
+    h.storage.fail_next = True
+    replies = _pipelined(h, a, {"type": "identify", "key": key(1), "name": "Ann", "id": 1},
+                         {"type": "quick_match", "id": 2})
+    assert [(r["type"], r.get("code"), r.get("id")) for r in replies] == [
+        ("error", "internal_error", 1), ("error", "internal_error", 2)]
+    assert not h.core.quick.queued(a.pid) and len(h.core.quick.queue) == 0
+    h.rooms.tick()  # the storage is back
+    h.turn()
+    identify(a, 1, "Ann")
+    h.storage.fail_next = True
+    replies = _pipelined(h, a, {"type": "rename", "name": "Annie", "id": 3}, {"type": "quick_match", "id": 4})
+    assert [(r["type"], r.get("code")) for r in replies] == [("error", "internal_error"), ("error", "internal_error")]
+    assert not h.core.quick.queued(a.pid) and len(h.core.quick.queue) == 0
+    assert h.rooms.players.of(a.pid) is not None  # still Ann (her stored row)
 
 
 # ----- rating farming -------------------------------------------------------------------------------
