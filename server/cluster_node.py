@@ -107,9 +107,10 @@ class ClusterNode:
         try:
             self.rows.renew(now)
         except Exception as exc:  # noqa: BLE001 - any database failure is a missed renewal
-            if self.serving and started - self.renewed >= self.lost_after:
+            without = self.clock.seconds() - self.renewed  # the failed attempt's own wait included
+            if self.serving and without >= self.lost_after:
                 log.critical("lease_lost after_s={after:.1f} error={error!r}: dropping every room",
-                             after=started - self.renewed, error=str(exc))
+                             after=without, error=str(exc))
                 self.serving = False
                 self._drop(set(self.core.rooms.rooms) | set(self._queue), self._front_moved, pending=True)
             return
@@ -235,7 +236,7 @@ class ClusterNode:
                 lobby.forget(room)
                 fx.rearm(room)  # cancels its timer: it is no longer in the lobby
             self.core.quick.confirms.pop(code, None)
-        self._queue.clear()
+        self._queue = deque(code for code in self._queue if code not in codes)
         rooms.perform(fx)
         self.rows.forget(codes, self.renewed_clock)
         if pending:

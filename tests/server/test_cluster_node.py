@@ -164,6 +164,29 @@ def test_a_node_that_cannot_renew_for_4_s_stops_serving_its_rooms(pg_dsn, pg_ope
     assert other.send(type="ping")[0]["type"] == "pong"
 
 
+def test_rooms_dropped_for_a_lost_lease_come_back_here_if_nobody_took_them(pg_dsn, pg_open):
+    """The database back before the lease was taken over: the node renews again, and a player
+    resuming on it brings the room back (epoch 2, still this node's), the turn's time given back."""
+    ha, cluster = node(pg_open, "a")
+    first, _ = ha.start()
+    left = first.last("state")["deadline"]["left"]
+    renew = cluster.rows.renew
+
+    def unreachable(clock: float | None) -> None:
+        raise psycopg.OperationalError("connection refused")
+
+    cluster.rows.renew = unreachable  # type: ignore[method-assign]
+    ha.advance(4.0)
+    assert first.room not in ha.rooms.rooms and first.closed
+    cluster.rows.renew = renew  # type: ignore[method-assign]
+    ha.advance(1.0)
+    assert cluster.serving
+    again = ha.connect("10.0.3.1")
+    again.send(type="resume", room=first.room, token=first.token)
+    assert again.last("state")["deadline"]["left"] == pytest.approx(left, abs=1.0)
+    assert row(pg_dsn, "SELECT owner, epoch FROM rooms WHERE code = %s", first.room) == ("a", 2)
+
+
 def test_a_paused_old_owner_can_store_nothing_and_drops_what_it_lost_when_it_runs_again(pg_dsn, pg_open):
     """SIGSTOP, simulated by not renewing: a's lease runs out, b's sweep takes the room; a, running
     again, shows nothing of its players' move (its commit is refused whole, OwnershipLost) and its
