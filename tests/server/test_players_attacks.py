@@ -511,13 +511,14 @@ def _quick_invariants(h: Harness) -> None:
             assert len(ids) == len(set(ids))  # one player never holds both seats of a rated room
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_a_hostile_mix_of_players_keeps_the_queue_consistent(seed: int) -> None:
+@pytest.mark.parametrize(("seed", "failures"), [(s, False) for s in range(40)] + [(s, True) for s in range(40, 60)])
+def test_a_hostile_mix_of_players_keeps_the_queue_consistent(seed: int, failures: bool) -> None:
     """Five keys over four connections' worth of addresses (two share one), in a random order:
     identify, quick_match, leave_queue, ready, leave, create/join rated rooms, resume matched tokens
     (someone else's too), drop, and time passing across the 10 s confirmation; after every step the
     queue's maps agree, a waiter is a live connection of that player, nobody waits while matched or
-    is matched twice, no rated room seats one player twice, and nothing was an internal_error."""
+    is matched twice, no rated room seats one player twice, and nothing was an internal_error. With
+    ``failures`` some commits fail too (and the storage comes back): the invariants still hold."""
     rng = random.Random(seed)
     h = Harness(seed=seed)
     conns: list[Client] = []
@@ -533,8 +534,14 @@ def test_a_hostile_mix_of_players_keeps_the_queue_consistent(seed: int) -> None:
             if c.pid not in h.core.conns:
                 continue
             kind = rng.choice(["quick_match", "quick_match", "leave_queue", "ready", "ready", "leave", "drop",
-                               "resume", "advance", "advance", "identify", "create", "join"])
-            if kind == "drop":
+                               "resume", "advance", "advance", "identify", "create", "join",
+                               *(("fail", "heal") if failures else ())])
+            if kind == "fail":
+                h.storage.fail_next = True
+            elif kind == "heal":
+                h.rooms.tick()  # the once-a-second clock write: healthy again once it lands
+                h.turn()
+            elif kind == "drop":
                 c.drop()
             elif kind == "advance":
                 h.advance(rng.choice([0.0, 0.5, 3.0, 10.0, 11.0]))
@@ -557,4 +564,4 @@ def test_a_hostile_mix_of_players_keeps_the_queue_consistent(seed: int) -> None:
             tokens.extend((m["room"], m["token"]) for m in cc.new() if m["type"] == "matched")
         _quick_invariants(h)
     for cc in conns:
-        assert not [m for m in cc.messages if m["type"] == "error" and m["code"] == "internal_error"]
+        assert failures or not [m for m in cc.messages if m["type"] == "error" and m["code"] == "internal_error"]
