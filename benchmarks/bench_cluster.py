@@ -163,25 +163,28 @@ async def load_run(reactor: Any, cfg: dict[str, Any], nodes: list[Any], pg: Any 
         "completed": sum(g.matches_completed for g in gens),
         "errors": dict(sum((g.errors for g in gens), start=__import__("collections").Counter())),
         "refused": dict(sum((g.refused for g in gens), start=__import__("collections").Counter())),
-        "timeouts": sum(g.timeouts for g in gens),
+        "timeouts": sum(g.timeouts for g in gens),  # the whole run, set-up included
+        "timeouts_in_window": sum(y["timeouts"] - x["timeouts"] for x, y in zip(a, b, strict=True)),
     }
 
 
 # ----- takeover and rolling restart: support.cluster's seats ----------------------------------------------
-def room_back(pair: tuple[Any, Any], since: float) -> float | None:
-    """When a room was playing again after ``since``: both seats resumed and an action answered (or the match over)."""
+def room_back(pair: tuple[Any, Any], since: float) -> tuple[float, float] | None:
+    """When a room was playing again after ``since``: (both seats resumed on a live node, with the
+    match's state; an action of it acknowledged there, bot think time included — or the match over)."""
     resumed = []
     for seat in pair:
         after = [t for t in seat.resumed_at if t > since]
         if not after:
             return None
         resumed.append(after[0])
-    acks = [t for seat in pair for t in seat.ack_times if t > max(resumed)]
+    back = max(resumed)
+    acks = [t for seat in pair for t in seat.ack_times if t > back]
     if acks:
-        return min(acks) - since
+        return back - since, min(acks) - since
     st = pair[0].state
     if st is not None and st["result"] is not None:  # ended right at the takeover: nothing left to play
-        return max(resumed) - since
+        return back - since, back - since
     return None
 
 
@@ -207,15 +210,17 @@ def check_nothing_lost(play: Any, dsn: str) -> dict[str, int]:
     missing = [mid for mid in started - ended if mid not in still]
     return {"acked_checked": checked, "acked_lost": lost, "matches_started": len(started),
             "matches_ended": len(ended), "matches_lost": len(missing),
-            "problems": sum(len(s.problems) for s in play.seats)}
+            "problems": sum(len(s.problems) for s in play.seats),
+            "problem_sample": [f"{p.seat}: {p.what}" for s in play.seats for p in s.problems][:5]}
 
 
 async def seats_run(reactor: Any, cfg: dict[str, Any], cluster: Any, dsn: str) -> dict[str, Any]:
     from support import cluster as cl
     from twisted.internet import defer
 
+    # A seat retries every 0.25 s once it has tried every node (moved to a dead node, refused).
     play = cl.Play(reactor, cluster.addresses(), seed=cfg["seed"], think=tuple(cfg["think"]), answer_s=1.5,
-                   ping_s=0.3, failover_s=30.0, retry_s=0.5, rematches=1 << 30)
+                   ping_s=0.3, failover_s=30.0, retry_s=0.25, rematches=1 << 30)
     nodes = cluster.nodes
     for i in range(cfg["matches"]):
         await play.open_room(i, nodes[i % len(nodes)].address)
@@ -240,7 +245,7 @@ async def seats_run(reactor: Any, cfg: dict[str, Any], cluster: Any, dsn: str) -
         else:
             victim.terminate()
         end = since + 40.0
-        backs: dict[int, float] = {}
+        backs: dict[int, tuple[float, float]] = {}
         while time.monotonic() < end and len(backs) < len(affected):
             for i, pair in enumerate(affected):
                 if i not in backs:
@@ -248,13 +253,15 @@ async def seats_run(reactor: Any, cfg: dict[str, Any], cluster: Any, dsn: str) -
                     if t is not None:
                         backs[i] = t
             await cl.sleep(reactor, 0.01)
+        complete = bool(backs) and len(backs) == len(affected)
         if cfg["mode"] == "rolling":
             await defer.ensureDeferred(_wait_ended(reactor, victim))
         victim.start()
         await victim.listening_async(reactor)
         events.append({"node": victim.name, "rooms": len(affected), "back": len(backs),
-                       "all_back_s": max(backs.values()) if backs and len(backs) == len(affected) else None,
-                       "median_room_s": med(list(backs.values()))})
+                       "all_back_s": max(b[0] for b in backs.values()) if complete else None,
+                       "all_acting_s": max(b[1] for b in backs.values()) if complete else None,
+                       "median_room_s": med([b[0] for b in backs.values()])})
         print(f"  {cfg['mode']} {k + 1}/{rounds}: {victim.name} {len(affected)} rooms, all back "
               f"{events[-1]['all_back_s'] if events[-1]['all_back_s'] is None else round(events[-1]['all_back_s'], 2)} s",
               file=sys.stderr, flush=True)
@@ -270,6 +277,8 @@ async def seats_run(reactor: Any, cfg: dict[str, Any], cluster: Any, dsn: str) -
     outcome = check_nothing_lost(play, dsn)
     alls = [e["all_back_s"] for e in events]
     return {"events": events, "rounds": len(events), "all_back_median_s": med(alls),
+            "all_acting_median_s": med([e["all_acting_s"] for e in events]),
+            "room_median_s": med([e["median_room_s"] for e in events]),
             "all_back_max_s": max([x for x in alls if x is not None], default=None),
             "rounds_not_back": sum(1 for x in alls if x is None),
             "moved_followed": play.counts["moved_followed"], "moved_unsolicited": play.counts["moved_unsolicited"],
@@ -364,6 +373,8 @@ def report_load(mode: str, label: str, runs: list[dict[str, Any]]) -> None:
     print(f"  database CPU        {f(med([r['db_cpu'] for r in runs]), '.2f')} cores, {f(med([r['db_cpu_us_per_action'] for r in runs]), ',.0f')} µs per action")
     print(f"  load generator CPU  {f(med([r['loadgen_cpu'] for r in runs]), '.2f')}; machine busy {f(med([r['machine_busy_cores'] for r in runs]), '.2f')} cores of {os.cpu_count()}")
     print(f"  round trip          p50 {f(med([r['rtt_p50_ms'] for r in runs]), '.1f')} ms, p99 {f(med([r['rtt_p99_ms'] for r in runs]), '.1f')} ms, max {f(max(r['rtt_max_ms'] for r in runs), '.0f')} ms ({f(med([r['rtt_samples'] for r in runs]), ',.0f')} samples)")
+    print(f"  turn timeouts       {f(med([r.get('timeouts_in_window') for r in runs]), ',.0f')} in the window "
+          f"({f(med([r['timeouts'] for r in runs]), ',.0f')} in the whole run, set-up {f(med([r['setup_s'] for r in runs]), ',.0f')} s)")
     print(f"  connected at end    {f(med([r['connected_at_end'] for r in runs]), ',.0f')}; matches completed {f(med([r['completed'] for r in runs]), ',.0f')}; errors {sum(sum(r['errors'].values()) for r in runs)}; node error lines {sum(r['node_error_lines'] for r in runs)}")
     if mode == "human":
         p99 = med([r["rtt_p99_ms"] for r in runs])
@@ -375,14 +386,18 @@ def report_seats(r: dict[str, Any]) -> None:
     print(f"\n{mode}: {r['config']['matches']} matches over {r['config']['nodes']} nodes, {r['rounds']} "
           f"{'kills (SIGKILL)' if mode == 'takeover' else 'restarts (SIGTERM, start again)'}")
     alls = [e["all_back_s"] for e in r["events"]]
-    print(f"  every affected room playing again: median {f(r['all_back_median_s'], '.2f')} s, max {f(r['all_back_max_s'], '.2f')} s; "
+    print(f"  every affected room resumed on a live node: median {f(r['all_back_median_s'], '.2f')} s, max {f(r['all_back_max_s'], '.2f')} s; "
           f"rounds with a room not back within 40 s: {r['rounds_not_back']}")
     print(f"  per round (s)       {', '.join(f(x, '.2f') for x in alls)}")
+    print(f"  a room's median     {f(r['room_median_s'], '.2f')} s; every room's first action acknowledged "
+          f"(bot think {r['config']['think'][0]:g}-{r['config']['think'][1]:g} s included): median {f(r['all_acting_median_s'], '.2f')} s")
     print(f"  rooms per round     {', '.join(str(e['rooms']) for e in r['events'])}")
     print(f"  moved followed      {r['moved_followed']} (unsolicited {r['moved_unsolicited']})")
     print(f"  acknowledged        {r['acked_total']:,}; checked {r['acked_checked']:,}; LOST {r['acked_lost']}")
     print(f"  matches             started {r['matches_started']}, ended {r['matches_ended']}, LOST {r['matches_lost']}; "
           f"seat problems {r['problems']}; crashed seats {r['crashed_seats']}; node error lines {r['node_error_lines']}")
+    for line in r["problem_sample"] + r["node_error_sample"]:
+        print(f"    {line[:300]}")
     if mode == "takeover":
         ok = r["all_back_median_s"] is not None and r["all_back_median_s"] <= TARGETS["takeover_median_s"]
         ok = ok and r["acked_lost"] == 0 and r["matches_lost"] == 0

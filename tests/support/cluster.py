@@ -65,11 +65,15 @@ def server_options() -> frozenset[str]:
     return frozenset(word.rstrip(",=") for word in done.stdout.split() if word.startswith("--"))
 
 
-def free_port(host: str) -> int:
-    """A port free on ``host`` now (the node binds it at once; loopback only)."""
-    with socket.socket() as probe:
-        probe.bind((host, 0))
-        return int(probe.getsockname()[1])
+def free_port(host: str, avoid: set[int] | frozenset[int] = frozenset()) -> int:
+    """A port free on ``host`` now and not in ``avoid`` (the node binds it at once; loopback only)."""
+    for _ in range(100):
+        with socket.socket() as probe:
+            probe.bind((host, 0))
+            port = int(probe.getsockname()[1])
+        if port not in avoid:
+            return port
+    raise RuntimeError("no free port")
 
 
 class Node:
@@ -90,6 +94,10 @@ class Node:
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
         self.paused = False
+        self.terminated = False
+        self.listened = False  # has listened once: its port is its own from then on
+        self.retries = 0
+        self.avoid: set[int] = set()  # ports of the other nodes of its cluster
         self.log = workdir / f"{name}.log"
         self._offset = 0  # where this start's output begins in ``log``
 
@@ -122,6 +130,7 @@ class Node:
             self.proc = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT, env=env,
                                          stdin=subprocess.DEVNULL)
         self.paused = False
+        self.terminated = False
 
     def output(self) -> str:
         """What this start of the process has written so far."""
@@ -141,8 +150,16 @@ class Node:
         return None
 
     def check(self) -> None:
-        """Raise with the log's tail if the process ended on its own."""
+        """Raise with the log's tail if the process ended on its own. A node that never listened
+        and found its port taken (another process bound it after :func:`free_port`) starts
+        again on another free port, at most 5 times."""
         if self.proc is not None and self.proc.poll() is not None and not self.paused:
+            if not self.listened and "Address already in use" in self.output() and self.retries < 5:
+                self.retries += 1
+                self.port = free_port(self.host, avoid=self.avoid)
+                self.avoid.add(self.port)
+                self.start()
+                return
             raise RuntimeError(f"node {self.name} exited ({self.proc.returncode}):\n{self.output()[-3000:]}")
 
     def wait_listening(self, timeout: float = LISTEN_TIMEOUT) -> dict[str, Any]:
@@ -151,6 +168,7 @@ class Node:
         while True:
             event = self.listening()
             if event is not None:
+                self.listened = True
                 return event
             self.check()
             if time.monotonic() > end:
@@ -163,6 +181,7 @@ class Node:
         while True:
             event = self.listening()
             if event is not None:
+                self.listened = True
                 return event
             self.check()
             if time.monotonic() > end:
@@ -214,10 +233,13 @@ class Node:
         self.paused = False
 
     def terminate(self) -> None:
-        """Send SIGTERM (a clean shutdown) without waiting."""
+        """Send SIGTERM (a clean shutdown) without waiting; once per start (a second SIGTERM
+        would make Twisted log that its reactor is no longer running)."""
         if self.paused:
             self.resume()
-        self.signal(signal.SIGTERM)
+        if not self.terminated:
+            self.terminated = True
+            self.signal(signal.SIGTERM)
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> int | None:
         """SIGTERM (a clean shutdown: the lease ended, clients told), SIGKILL after ``timeout``."""
@@ -266,6 +288,13 @@ class Cluster:
         # (load generators that dial one address).
         self.nodes = [Node(f"n{i + 1}", host or f"127.0.0.{i + 2}", dsn, workdir, extra=extra, options=options, env=env)
                       for i in range(n)]
+        taken: set[int] = set()
+        for node in self.nodes:  # distinct ports (nodes on one host would otherwise be handed the same)
+            if node.port in taken:
+                node.port = free_port(node.host, avoid=taken)
+            taken.add(node.port)
+        for node in self.nodes:
+            node.avoid = taken
         if front:  # no balancer here: the front address names the first node (what an operator's LB would pass on)
             for node in self.nodes:
                 node.front = self.nodes[0].address
