@@ -19,6 +19,8 @@ import platformdirs
 
 from mineduel.client.i18n import LANGUAGES
 from mineduel.client.localfiles import NOTHING, preview, read_json
+from mineduel.shared.wire import player_names
+from mineduel.shared.wire.player_names import NameRule
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +39,7 @@ def default_data_dir() -> Path:
     return platformdirs.user_data_path(APP_NAME, appauthor=False)
 
 
-NAME_MAX = 20  # characters of a player name (the server applies its own bound, PROTOCOL.md)
+NAME_MAX = player_names.NAME_MAX  # characters of a player name (PROTOCOL.md §17, the same bound as the server's)
 TUTORIAL_STATES = ("unseen", "skipped", "done")  # or "step-N": stopped at step N, resumable
 
 
@@ -61,14 +63,28 @@ class Settings:
     allow_watch: bool = True
 
 
+def player_name_problem(value: str) -> NameRule | None:
+    """Which of the server's name rules (PROTOCOL.md §17, ``shared/wire/player_names.py``) the typed
+    name breaks once kept as :func:`valid_player_name` keeps it, else ``None``: the player is told
+    why in their language instead of meeting ``bad_name`` when they host or join. The server's own
+    deny list is not known here (its ``bad_name`` still says so)."""
+    name = _kept(value)
+    if not all(ch.isprintable() for ch in name):
+        return NameRule.INVISIBLE
+    return player_names.length_problem(name) or player_names.character_problem(name)
+
+
+def _kept(value: str) -> str:
+    """A typed name as it is kept: NFC as the server keeps it, runs of spaces as one, trimmed."""
+    return player_names.trimmed(" ".join(value.split()))
+
+
 def valid_player_name(value: object) -> str | None:
-    """``value`` as a kept name (trimmed, 1–NAME_MAX printable characters), else ``None``."""
-    if not isinstance(value, str):
+    """``value`` as a kept name (trimmed, runs of spaces as one, 1–NAME_MAX printable characters
+    that pass the server's character rules), else ``None``."""
+    if not isinstance(value, str) or player_name_problem(value) is not None:
         return None
-    name = " ".join(value.split())
-    if not 1 <= len(name) <= NAME_MAX or not all(ch.isprintable() for ch in name):
-        return None
-    return name
+    return _kept(value)
 
 
 def valid_tutorial_state(value: object) -> bool:

@@ -25,7 +25,6 @@ change ratings; later ones are played as ever and their ``match_end.rating`` say
 from __future__ import annotations
 
 import hashlib
-import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,8 +38,10 @@ from mineduel.server.storage import PlayerRow, RatedResult, Storage
 from mineduel.shared.rules.engine import Outcome
 from mineduel.shared.rules.vocabulary import Reason
 from mineduel.shared.wire import messages as m
+from mineduel.shared.wire import player_names
 from mineduel.shared.wire.codec import ProtocolError
 from mineduel.shared.wire.names import ErrorCode
+from mineduel.shared.wire.player_names import NameRule
 
 if TYPE_CHECKING:
     from mineduel.server.commits import CommitQueue
@@ -49,17 +50,15 @@ if TYPE_CHECKING:
 
 log = Logger(namespace="mineduel.players")
 
-NAME_MAX = 20
+NAME_MAX = player_names.NAME_MAX
 """A player's name: 1 to 20 characters after trimming (§17)."""
+MARKS_MAX = player_names.MARKS_MAX
 RECENT = 20
 """Rated matches in a profile (§17)."""
 LEADERBOARD = 100
 """Players in the leaderboard's ``top`` (§17)."""
 BOARD_TTL = 1.0
 """Seconds the top 100 is reused for every ``get_leaderboard`` (one query a second, however many ask)."""
-_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-"""Unicode categories a name may not hold: controls, invisible formatting (bidirectional
-overrides, zero-width characters), surrogates, private use, unassigned, line and paragraph breaks."""
 
 
 def key_hash(key: str) -> str:
@@ -78,55 +77,32 @@ def public_id(hashed: str) -> str:
 def clean_name(raw: str, deny: Sequence[str]) -> str:
     """The name a player asked for, trimmed (NFC), or ``bad_name``: 1–20 characters that pass
     :func:`check_name`."""
-    name = unicodedata.normalize("NFC", raw).strip()
-    if not 1 <= len(name) <= NAME_MAX:
+    name = player_names.trimmed(raw)
+    if player_names.length_problem(name) is not None:
         raise ProtocolError(ErrorCode.BAD_NAME, f"a name has 1 to {NAME_MAX} characters (spaces around it do not count)")
     check_name(name, deny)
     return name
 
 
-_INVISIBLE = frozenset(
-    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u180f\u2800\u3164\uffa0"
-)
-"""Characters of visible-looking categories that draw nothing (Unicode's default-ignorable fillers,
-the combining grapheme joiner, Mongolian selectors, the braille blank): a name of them is blank."""
-_VARIATION = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
-MARKS_MAX = 3
-"""Combining marks (Mn, Me) in a row on one letter: enough for every script's accents, tones and
-stacks (Tibetan's two subjoined letters and a vowel), too few for a "Zalgo" stack that draws over
-the lines around it."""
+_WHY = {
+    NameRule.INVISIBLE: "a name may not hold control or invisible characters",
+    NameRule.ACCENTS: f"at most {MARKS_MAX} accents on one letter",
+    NameRule.SPACES: "a name may not hold two spaces in a row",
+    NameRule.HASH: "a name may not hold '#' (it separates the name from its tag)",
+}
+"""The server's ``bad_name`` message for each character rule (the client says it in the player's language)."""
 
 
 def check_name(name: str, deny: Sequence[str]) -> None:
-    """``bad_name`` unless every character of ``name`` is visible and plain enough to tell players
-    apart (red-team review of issue 20): none of the refused categories or invisible fillers, no
-    combining mark first or more than :data:`MARKS_MAX` in a row, a variation selector only after a
-    symbol (an emoji's), no two spaces in a row (a tag pushed out of sight), no ``#`` or a look-alike
-    (the tag's separator: ``Ann#4b52`` as a name would fake another's display), and no word of
-    the deny list, also when spelled in full-width or other compatibility forms (NFKC) or with
-    accents added (``jérk``: compared without its combining marks too)."""
-    marks = 0
-    previous = ""
-    for c in name:
-        category = unicodedata.category(c)
-        if category in _REFUSED_CATEGORIES or c in _INVISIBLE:
-            raise ProtocolError(ErrorCode.BAD_NAME, "a name may not hold control or invisible characters")
-        if _VARIATION.match(c):
-            if unicodedata.category(previous or " ") != "So":
-                raise ProtocolError(ErrorCode.BAD_NAME, "a name may not hold control or invisible characters")
-        elif category in ("Mn", "Me"):
-            marks += 1
-            if not previous or marks > MARKS_MAX:
-                raise ProtocolError(ErrorCode.BAD_NAME, f"at most {MARKS_MAX} accents on one letter")
-        else:
-            marks = 0
-        if c.isspace() and previous.isspace():
-            raise ProtocolError(ErrorCode.BAD_NAME, "a name may not hold two spaces in a row")
-        previous = c
-    compatible = unicodedata.normalize("NFKC", name)
-    if "#" in compatible:
-        raise ProtocolError(ErrorCode.BAD_NAME, "a name may not hold '#' (it separates the name from its tag)")
-    folded = compatible.casefold()
+    """``bad_name`` unless ``name`` passes the shared character rules
+    (:func:`mineduel.shared.wire.player_names.character_problem`: visible and plain enough to tell
+    players apart) and holds no word of the deny list, also when spelled in full-width or other
+    compatibility forms (NFKC) or with accents added (``jérk``: compared without its combining
+    marks too). The deny list is the server's alone (``--name-deny-file``)."""
+    problem = player_names.character_problem(name)
+    if problem is not None:
+        raise ProtocolError(ErrorCode.BAD_NAME, _WHY[problem])
+    folded = unicodedata.normalize("NFKC", name).casefold()
     bare = "".join(c for c in unicodedata.normalize("NFKD", folded) if unicodedata.category(c) not in ("Mn", "Me"))
     if any(word and (word in folded or word in bare or word in name.casefold()) for word in deny):
         raise ProtocolError(ErrorCode.BAD_NAME, "this name is not allowed on this server; choose another")

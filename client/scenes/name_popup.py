@@ -19,12 +19,13 @@ from dataclasses import replace
 import pygame
 
 from mineduel.client.scenes.base import Context, Popup
-from mineduel.client.settings import NAME_MAX, valid_player_name
+from mineduel.client.settings import NAME_MAX, player_name_problem, valid_player_name
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind, TextEvent
-from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
+from mineduel.client.ui.text import blit_paragraph, paragraph_height
 from mineduel.client.ui.textfield import TextField
 from mineduel.client.ui.widgets import Button
+from mineduel.shared.wire.player_names import MARKS_MAX, NameRule
 
 
 class NameField(TextField):
@@ -60,7 +61,7 @@ class NamePopup(Popup):
         super().__init__(ctx, card_height=300)
         self.then = then
         self.on_skip = on_skip
-        self.problem = False
+        self.problem: NameRule | None = None  # the rule the last OK broke (PROTOCOL.md §17), shown under the field
         self.field = NameField(pygame.Rect(0, 0, 10, 52), lambda: ctx.t("friend.name_placeholder"), self._submit,
                                max_len=NAME_MAX, name="name")
         self.field.set_text(default_name() if suggestion is None else suggestion)
@@ -73,7 +74,10 @@ class NamePopup(Popup):
         width = card.width - 40
         title_h = paragraph_height(self.ctx.fonts, t("friend.name_title"), 20, width, bold=True)
         hint_h = paragraph_height(self.ctx.fonts, t("friend.name_hint"), 14, width)
-        height = 24 + title_h + 8 + hint_h + 16 + 52 + 30 + 50 + 20
+        # The tallest rule line, so the card keeps its size whichever rule is shown.
+        note_h = max(paragraph_height(self.ctx.fonts, rule_text(t, rule), 13, width - 20) for rule in NameRule)
+        self._note_h = note_h
+        height = 24 + title_h + 8 + hint_h + 16 + 52 + 12 + note_h + 12 + 50 + 20
         self.set_card_height(height)
         card = self.card
         self._title_h, self._hint_h = title_h, hint_h
@@ -99,7 +103,7 @@ class NamePopup(Popup):
             return
         name = valid_player_name(text)
         if name is None:
-            self.problem = True
+            self.problem = player_name_problem(text)
             self.ctx.invalidate(None)
             return
         self.ctx.save_settings(replace(self.ctx.settings, player_name=name))
@@ -121,7 +125,7 @@ class NamePopup(Popup):
             self.ctx.invalidate(None)
         elif isinstance(event, (KeyEvent, TextEvent)) and field.focused:
             used = field.handle(event)
-            self.problem = False
+            self.problem = None
             self.ctx.invalidate(None)
             if used:
                 return True
@@ -142,8 +146,13 @@ class NamePopup(Popup):
         blit_paragraph(surface, fonts, t("friend.name_hint"), 14, palette.INK_SOFT,
                        pygame.Rect(card.left + 20, hint_top, width, self._hint_h + 4))
         self.field.draw(surface, fonts, keyboard=self.ctx.keyboard)
-        if self.problem:
-            below = self.field.rect.bottom + 6
+        if self.problem is not None:
+            below = self.field.rect.bottom + 8
             surface.blit(shapes.icon("warning", 14, palette.WARN), (card.left + 20, below + 2))
-            blit_text(surface, fonts, t("friend.name_invalid", count=NAME_MAX), 13, palette.WARN,
-                      topleft=(card.left + 40, below))
+            blit_paragraph(surface, fonts, rule_text(t, self.problem), 13, palette.WARN,
+                           pygame.Rect(card.left + 40, below, width - 20, self._note_h + 4))
+
+
+def rule_text(t: Callable[..., str], rule: NameRule) -> str:
+    """Why a name is refused, in the player's language (``player.name_rule.*``)."""
+    return t(f"player.name_rule.{rule}", count=MARKS_MAX if rule is NameRule.ACCENTS else NAME_MAX)

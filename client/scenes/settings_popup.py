@@ -32,13 +32,14 @@ import pygame
 from mineduel.client import desktop_links
 from mineduel.client.i18n import native_name
 from mineduel.client.scenes.base import Context, Popup
-from mineduel.client.scenes.name_popup import NameField
+from mineduel.client.scenes.name_popup import NameField, rule_text
 from mineduel.client.scenes.popups import BUTTON_H, PAD, TITLE_SIZE, LanguagePopup
-from mineduel.client.settings import NAME_MAX, valid_player_name
+from mineduel.client.settings import NAME_MAX, player_name_problem, valid_player_name
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind, TextEvent
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
 from mineduel.client.ui.widgets import Button
+from mineduel.shared.wire.player_names import NameRule
 
 STEP = 0.1
 ROW = 52  # the volume row and the name field
@@ -58,6 +59,7 @@ class SettingsPopup(Popup):
                                     on_submit=self._submit_name, max_len=NAME_MAX, name="name")
         self.name_field.set_text(ctx.settings.player_name or "")
         self.name_note: str | None = None  # "settings.name_saved" / "settings.name_invalid", else the hint
+        self.name_rule: NameRule | None = None  # with "settings.name_invalid": the §17 rule the name breaks
         self._dragging = False
         self.show_links = desktop_links.offered(kiosk=not ctx.allowed.files)
         self.link_state = desktop_links.state() if self.show_links else "off"
@@ -79,7 +81,7 @@ class SettingsPopup(Popup):
         self._note_h = 0 if note is None else paragraph_height(ctx.fonts, note, 13, inner) + 6
         # The tallest of the lines under the name field, so the card keeps its size as they change.
         lines = (ctx.t("settings.name_hint", max=NAME_MAX), ctx.t("settings.name_invalid", max=NAME_MAX),
-                 ctx.t("settings.name_saved"))
+                 ctx.t("settings.name_saved"), *(rule_text(ctx.t, rule) for rule in NameRule))
         self._hint_h = max(paragraph_height(ctx.fonts, line, 13, inner) for line in lines) if self.show_name else 0
         name_h = (LABEL + ROW + 6 + self._hint_h + 16) if self.show_name else 0
         self._hints_note_h = paragraph_height(ctx.fonts, ctx.t("settings.hints_note"), 13, inner)
@@ -155,6 +157,8 @@ class SettingsPopup(Popup):
     def _name_line(self) -> tuple[str, palette.Color]:
         t = self.ctx.t
         if self.name_note == "settings.name_invalid":
+            if self.name_rule is not None:
+                return rule_text(t, self.name_rule), palette.WARN
             return t("settings.name_invalid", max=NAME_MAX), palette.WARN
         if self.name_note == "settings.name_saved":
             return t("settings.name_saved"), palette.GOOD
@@ -238,6 +242,7 @@ class SettingsPopup(Popup):
         name = None if not text else valid_player_name(text)
         if text and name is None:
             self.name_note = "settings.name_invalid"
+            self.name_rule = player_name_problem(text)
             self.name_field.focused = True
             self.relayout()
             self.ctx.invalidate(self.card)
