@@ -130,6 +130,8 @@ class Player:
     draws: int = 0
     created: float = 0.0
     updated: float = 0.0
+    """Unix time of the last rating change (its creation before any): a rated game widens the
+    deviation by the time since (``glicko2.periods_between``); a rename does not move it."""
 
     @property
     def tag(self) -> str:
@@ -249,8 +251,7 @@ class Players:
             commits.stage_player(hashed, player)
             log.info("player_created player={player}", player=player.player)
         elif player.name != name:
-            player.name = name
-            player.updated = wall
+            player.name = name  # ``updated`` stays: it is the last rating change (time away, below)
             commits.stage_player(hashed, player)
         self.of_peer[peer] = player
         return player
@@ -262,8 +263,7 @@ class Players:
         name = clean_name(raw_name, self.config.name_deny)
         self._take(owner, now, new=False)
         if player.name != name:
-            player.name = name
-            player.updated = wall
+            player.name = name  # ``updated`` stays: it is the last rating change (time away, below)
             commits.stage_player(player.key_hash, player)
         return player
 
@@ -322,7 +322,11 @@ class Players:
             return Rated((_unchanged(a, "pair_limit"), _unchanged(b, "pair_limit")))
         scores = (0.5, 0.5) if outcome.winner is None else ((1.0, 0.0) if outcome.winner == 0 else (0.0, 1.0))
         before = (a.rating, b.rating)
-        after = (glicko2.update(before[0], [(before[1], scores[0])]), glicko2.update(before[1], [(before[0], scores[1])]))
+        # Time away widens each player's own deviation first (lichess: 0.21436 rating periods a day
+        # since its last rated game, ``updated``); the opponent counts with its stored rating.
+        away = (glicko2.periods_between(a.updated, wall), glicko2.periods_between(b.updated, wall))
+        after = (glicko2.update(before[0], [(before[1], scores[0])], periods=away[0]),
+                 glicko2.update(before[1], [(before[0], scores[1])], periods=away[1]))
         changes: list[m.RatingChange] = []
         results: list[RatedResult] = []
         for rs, player in enumerate(pair):
