@@ -3,7 +3,7 @@
 
     .venv/bin/python benchmarks/bench_cluster.py --mode saturation [--matches 200] [--seconds 10] [--runs 3]
     .venv/bin/python benchmarks/bench_cluster.py --mode takeover [--kills 20] [--matches 30]
-    .venv/bin/python benchmarks/bench_cluster.py --mode human --matches 5000 [--seconds 60] [--think 2 6]
+    .venv/bin/python benchmarks/bench_cluster.py --mode human --matches 5000 [--seconds 60] [--think 2 6] [--sqlite]
     .venv/bin/python benchmarks/bench_cluster.py --mode rolling [--matches 30] [--rounds 1]
     .venv/bin/python benchmarks/bench_cluster.py --quick        # every mode, tiny
 
@@ -29,7 +29,8 @@ Modes:
   actions (running ones), and every match started must end or still be stored: none lost.
 * ``human``: ``--matches`` matches spread evenly over three nodes at a human pace (the seat to
   move thinks ``--think LO HI`` s): round-trip p50/p99 (action sent → ``ok``), CPU per node and
-  of the database, over ``--seconds``.
+  of the database, over ``--seconds``; ``--sqlite`` runs the same load on one SQLite node too,
+  alternating, to tell the cluster's cost from what the shared machine allows.
 * ``rolling``: HOSTING.md's upgrade, one node at a time under load: SIGTERM a node (its clients
   get an unsolicited ``moved`` naming a live node and resume there), start it again, wait until
   it listens, the next node; ``--rounds`` times over all three. Per restart: the seconds until
@@ -416,6 +417,7 @@ def main() -> None:
     ap.add_argument("--think", type=float, nargs=2, default=None)
     ap.add_argument("--nodes", type=int, nargs="+", default=[1, 2, 3], help="saturation: node counts")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--sqlite", action="store_true", help="human: also the same load on one SQLite node, alternating")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", action="store_true", help="also print every run's figures as JSON")
     ap.add_argument("--run-one", default=None, help=argparse.SUPPRESS)
@@ -442,13 +444,18 @@ def main() -> None:
         elif mode == "human":
             matches = args.matches or (60 if args.quick else 5000)
             think = args.think or [2.0, 6.0]
-            runs = []
+            setups = [("PostgreSQL, 3 nodes", {"nodes": 3})]
+            if args.sqlite:  # the same load on one SQLite node in the same session: what the machine allows
+                setups.append(("SQLite, 1 node", {"nodes": 1, "sqlite": True}))
+            done: dict[str, list[dict[str, Any]]] = {}
             for r_i in range(1 if args.quick else args.runs):
-                out = run_one({**base, "nodes": 3, "matches": matches, "think": think, "seed": args.seed + r_i}, 1800)
-                runs.append(out)
-                if args.json:
-                    print(json.dumps(out))
-            report_load(mode, f"PostgreSQL, 3 nodes, {matches} matches, think {think[0]:g}-{think[1]:g} s", runs)
+                for label, extra in setups:
+                    out = run_one({**base, **extra, "matches": matches, "think": think, "seed": args.seed + r_i}, 1800)
+                    done.setdefault(label, []).append(out)
+                    if args.json:
+                        print(json.dumps(out))
+            for label, runs in done.items():
+                report_load(mode, f"{label}, {matches} matches, think {think[0]:g}-{think[1]:g} s", runs)
         else:
             matches = args.matches or (6 if args.quick else 30)
             cfg = {**base, "nodes": 3, "matches": matches, "think": args.think or [0.05, 0.3],
