@@ -279,6 +279,7 @@ class QuickQueue:
         self.confirm_until: float | None = None  # local clock
         self.notice: str | None = None  # a catalog key: what just happened
         self.dissolved: str | None = None  # the matched room a ``queue`` message already said was dissolved
+        self.played: str | None = None  # the room of the last quick match that started (left after its end)
 
     def start(self) -> None:
         """Join the queue (the screen made sure of the identity first)."""
@@ -319,7 +320,16 @@ class QuickQueue:
 
     def match_started(self) -> None:
         """``match_start``: the match screen takes over; the queue is behind us."""
+        if self.matched is not None:
+            self.played = self.matched.room
         self._idle()
+
+    def finished_here(self) -> bool:
+        """Seated in the room of a quick match that has ended: leaving it means ``leave`` (PROTOCOL.md
+        §17: the room goes at once instead of counting 24 h against the address; nothing to return to)."""
+        session, match = self.session, self.session.match
+        return (self.played is not None and session.seated and session.room_code == self.played
+                and match is not None and match.end is not None)
 
     def _idle(self) -> None:
         self.state = Quick.IDLE

@@ -113,6 +113,11 @@ class Room:
         assert self.match.ended is not None
         return self.match.ended + config.result_ttl
 
+    def abandoned(self) -> bool:
+        """A finished quick-match room nobody is connected to any more (PROTOCOL.md §17): released at
+        once, as if both had sent ``leave`` (strangers rematch only while both are there)."""
+        return self.quick and self.status == "finished" and all(s.peer is None for s in self.seats)
+
     def seat(self, sid: int) -> Seat:
         for seat in self.seats:
             if seat.sid == sid:

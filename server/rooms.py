@@ -234,6 +234,8 @@ class Rooms:
             self.lobby.close_for_spectators(room, fx, "deleted")
             self.lobby.forget(room)
         self.perform(fx)
+        if room.seats and room.abandoned():  # §17: the other seat left before, disconnected
+            _release(self, room, env)
 
 
     def act(self, peer: int, req: m.MatchAction) -> int:
@@ -278,6 +280,8 @@ class Rooms:
         if seat.peer != peer:
             return  # pragma: no cover - the seat moved on (resume) and the index was stale
         self.perform(room.peer_lost(env, seat))
+        if room.abandoned():
+            _release(self, room, env)
 
     # ----- housekeeping -------------------------------------------------------------------------
     def sweep(self) -> int:
@@ -382,3 +386,16 @@ class Rooms:
 def _may_sit(lobby: Lobby, peer: int) -> bool:
     """Whether the lobby would let this connection take a seat (neither seated nor watching)."""
     return peer not in lobby.peer_seat and peer not in lobby.peer_watch
+
+
+def _release(rooms: Rooms, room: Room, env: Env) -> None:
+    """§17: a finished quick room nobody is connected to goes at once (its result stays, O15), so it
+    no longer counts against its address's rooms; its tokens then answer ``room_not_found``."""
+    fx = Effects()
+    fx.touch(room)
+    rooms.lobby.close_for_spectators(room, fx, "deleted")
+    room.delete(fx)
+    rooms.lobby.forget(room)
+    if env.may_log(room.owner):
+        log.info("quick_room_released room={room}", room=room.code)
+    rooms.perform(fx)

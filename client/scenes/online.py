@@ -138,6 +138,14 @@ class OnlineMatchSession:
             stack.pop()
 
 
+def leave_finished_quick(client: OnlineClient) -> None:
+    """Out of a finished quick match's room: ``leave`` before closing (§17: the room goes at once,
+    not 24 h against the address) and no Return offered for it."""
+    if client.connected and client.players.queue.finished_here():
+        client.requests.leave()
+        client.services.tokens.clear()
+
+
 class OnlineScene(Scene):
     """See the module docstring."""
 
@@ -208,6 +216,7 @@ class OnlineScene(Scene):
     def leave(self) -> None:
         self.watching.close()
         if self.client is not None:
+            leave_finished_quick(self.client)
             self.client.close()
 
     def pause(self, reason: str) -> None:
@@ -245,6 +254,7 @@ class OnlineScene(Scene):
         if client is None or self.page == "home":
             self.play_cpu()
             return
+        leave_finished_quick(client)
         client.close()  # a seat stays reserved for its stored token: the home page offers Return
         client.forget_room()
         client.error = None
