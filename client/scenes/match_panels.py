@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import pygame
 
+from mineduel.client.i18n import wrap
 from mineduel.client.records import WriteResult
 from mineduel.client.scenes.base import Context, Popup
 from mineduel.client.scenes.match_paint import PANEL, STATUS
@@ -346,12 +347,25 @@ class ResultPanel:
         unrated = f"rating.unrated.{change.unrated}"  # void, or this pair's rated games of the day are used
         after = t(unrated) if change.unrated and self.ctx.tr.has(unrated) else t(
             "rating.after", rating=rating_text(change.after, change.provisional))
-        size = fonts.fit_size(after, 12, 150)
-        w = max(fonts.width(delta, 22, True), fonts.width(after, size)) + 24
+        # Right of the icon and of the title (it reaches the badge's last rows): a reason too long
+        # for one line (e.g. "Not rated (same network)") takes two smaller ones instead of covering them.
+        title = fonts.width(t(f"result.title.{self.scene.words.result_kind()}"), 28, True)
+        room = max(96, PANEL.right - 14 - (PANEL.centerx + max(24, title // 2 + 8)))
+        size = fonts.fit_size(after, 12, room - 20)
+        lines = [after]
+        if fonts.width(after, size) > room - 20:
+            lines = wrap(after, room - 16, lambda piece: fonts.width(piece, 11))[:2]
+        size = size if len(lines) == 1 else 11
+        w = min(room, max(fonts.width(delta, 22, True), *(fonts.width(line, size) for line in lines)) + 24)
         rect = pygame.Rect(PANEL.right - 14 - w, PANEL.top + 14, w, 56)
         canvas.blit(shapes.rounded(rect.size, 14, palette.mix(palette.CARD, tone, 0.16), 1, tone), rect)
-        blit_text(canvas, fonts, delta, 22, tone, bold=True, center=(rect.centerx, rect.top + 20))
-        blit_text(canvas, fonts, after, size, palette.INK_SOFT, center=(rect.centerx, rect.top + 42))
+        if len(lines) == 1:
+            blit_text(canvas, fonts, delta, 22, tone, bold=True, center=(rect.centerx, rect.top + 20))
+            blit_text(canvas, fonts, after, size, palette.INK_SOFT, center=(rect.centerx, rect.top + 42))
+            return
+        blit_text(canvas, fonts, delta, 18, tone, bold=True, center=(rect.centerx, rect.top + 15))
+        for i, line in enumerate(lines):
+            blit_text(canvas, fonts, line, size, palette.INK_SOFT, center=(rect.centerx, rect.top + 32 + 13 * i))
 
 
 class MatchFlow:
