@@ -1106,3 +1106,31 @@ def _cluster_moving_watch(s: Shooter) -> None:
     assert link is not None and watcher.room is not None, "watching"
     watcher.connection.link_message(link, Moved(watcher.room, "10.0.0.12", 47650))
     s.settle(0.4)
+
+
+# ----- players-followup: the name rules, a rated match of one network (issue 20) -----
+
+
+@shot("players_name_rule")
+def _players_name_rule(s: Shooter) -> None:
+    """The name popup refuses what the server would (PROTOCOL.md §17) and says which rule: here '#'."""
+    from mineduel.client.scenes.name_popup import NamePopup
+
+    rig = _lan_rig(s, (("Ann", "a-1"), ("Jun", "j-1")), name=None)
+    rig.click("host")
+    popup = s.app.stack.popup
+    assert isinstance(popup, NamePopup), "the name is asked before the first seat"
+    popup.field.set_text("Ann#4b52")
+    popup._submit(popup.field.text)
+    assert popup.problem is not None, "the '#' rule is said"
+    s.settle(0.5)
+
+
+@shot("players_result_same_address")
+def _players_result_same_address(s: Shooter) -> None:
+    """A rated match of two seats of one address changed nothing: the badge says why in two lines."""
+    script = _players_rated_match(s)[1]
+    script.match_rating = {"before": 1500.0, "after": 1500.0, "change": 0.0, "deviation": 290.3, "provisional": True,
+                           "unrated": "same_address"}
+    script.peer.send(type="resign", match_id=script.peer.last("match_start")["match_id"])
+    s.settle(1.5)
