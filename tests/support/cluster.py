@@ -519,6 +519,7 @@ class Seat:
     seen: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)  # match id -> events in seq order
     acked: dict[str, list[tuple[int, dict[str, Any]]]] = field(default_factory=dict)  # match id -> (seq after, move)
     ends: dict[str, dict[str, Any]] = field(default_factory=dict)  # match id -> match_end
+    seat_in: dict[str, int] = field(default_factory=dict)  # match id -> its record seat there (a rematch swaps, O14)
     problems: list[Problem] = field(default_factory=list)
     stale: list[Ear] = field(default_factory=list)  # connections left open when their node stopped answering
     stale_heard: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (node, message) on those
@@ -575,6 +576,7 @@ class Seat:
         self.state = st
         self.match_id = mid
         self.seat = st["seat"]
+        self.seat_in[mid] = st["seat"]
         if self.new_state is not None and not self.new_state.called:
             d, self.new_state = self.new_state, None
             d.callback(None)
