@@ -192,8 +192,11 @@ def run(game: Path, server: Path, shot: Path, timeout: float) -> dict[str, objec
                 opener.kill()
             removed = subprocess.run([str(game), "uninstall-desktop"], env=env, capture_output=True, text=True,
                                      timeout=timeout, check=False)
+            # The game's own data folder (the player key, session tokens, records) is the player's,
+            # which uninstall-desktop rightly keeps; only the desktop integration must be gone.
             leftover = sorted(p.relative_to(home / "data").as_posix() for p in (home / "data").rglob("*")
-                              if p.is_file() and p.name != "mimeinfo.cache")
+                              if p.is_file() and p.name != "mimeinfo.cache"
+                              and p.relative_to(home / "data").parts[0] != "mine-duel")
             result["left_after_uninstall"] = leftover
             result["ok"] = (handler == "org.example.MineDuel.desktop" and bool(result["game_argv_has_link"])
                             and result["window_icon_is_the_app_icon"] is not False
