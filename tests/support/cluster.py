@@ -473,7 +473,7 @@ async def bounded(reactor: Any, d: Any, seconds: float) -> Any:
         raise Lost(f"no answer within {seconds} s") from None
 
 
-def _key(event: dict[str, Any]) -> tuple[Any, ...]:
+def event_key(event: dict[str, Any]) -> tuple[Any, ...]:
     """What must be the same each time an event is shown (``at`` may differ by rounding)."""
     cell = event.get("cell")
     return event["seq"], event["by"], event["action"], None if cell is None else tuple(cell), bool(event.get("auto"))
@@ -558,7 +558,7 @@ class Seat:
     def _state(self, st: dict[str, Any]) -> None:
         mid = st["match_id"]
         seen = self.seen.setdefault(mid, [])
-        events = [_key(e) for e in st["events"]]
+        events = [event_key(e) for e in st["events"]]
         if self.fresh:  # a resume: every event of the match so far
             self.fresh = False
             if events[: len(seen)] != seen:
