@@ -14,15 +14,12 @@ from typing import TYPE_CHECKING
 
 import pygame
 
-from mineduel.client.online_client import Conn
-from mineduel.client.player_session import PlayerSession
-from mineduel.client.scenes.base import Context, Scene
-from mineduel.client.scenes.leaderboard_rows import SCROLL_KEYS, ScrollRows
+from mineduel.client.scenes.base import Context
+from mineduel.client.scenes.leaderboard_rows import RowsScene, ScrollRows
 from mineduel.client.scenes.rating_words import fit_name, rating_text
 from mineduel.client.ui import palette, shapes
-from mineduel.client.ui.input import InputEvent, KeyEvent
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
-from mineduel.client.ui.widgets import Button, WidgetGroup
+from mineduel.client.ui.widgets import Button
 
 if TYPE_CHECKING:
     from mineduel.client.scenes.online import OnlineScene
@@ -33,25 +30,14 @@ ME_Y = 112
 ROW_H = 46
 
 
-class LeaderboardScene(Scene):
+class LeaderboardScene(RowsScene):
     """See the module docstring."""
 
     def __init__(self, ctx: Context, lobby: OnlineScene) -> None:
-        super().__init__(ctx)
-        self.lobby = lobby
-        self.widgets = WidgetGroup(ctx.invalidate, lambda: self.ctx.keyboard)
+        super().__init__(ctx, lobby)
         self.rows = ScrollRows(pygame.Rect(LEFT, 230, INNER, 844 - 16 - 230), ROW_H, on_tap=self.open_row,
                                invalidate=ctx.invalidate)
-        self._seen: object = None
         self._me_h = 60
-
-    @property
-    def players(self) -> PlayerSession | None:
-        client = self.lobby.client
-        return None if client is None else client.players
-
-    def enter(self) -> None:
-        self.refresh()
 
     def refresh(self) -> None:
         players = self.players
@@ -59,10 +45,6 @@ class LeaderboardScene(Scene):
             players.leaderboard = None
             players.get_leaderboard()
         self._rebuild()
-
-    def back(self) -> None:
-        if self.ctx.stack.top is self:
-            self.ctx.stack.pop()
 
     def open_row(self, index: int) -> None:
         players = self.players
@@ -109,27 +91,6 @@ class LeaderboardScene(Scene):
                    icon_color=palette.ME_LIGHT, radius=12, name="leaderboard_refresh"),
         ])
         self.ctx.invalidate(None)
-
-    def relayout(self) -> None:
-        self._rebuild()
-
-    def update(self, now: float) -> None:
-        client = self.lobby.client
-        if (client is None or client.conn == Conn.FAILED) and self.ctx.stack.top is self and self.ctx.stack.popup is None:
-            self.back()  # the lobby's error page says why (a broken answer, a lost server), with Retry
-            return
-        if self._state() != self._seen:
-            self._rebuild()
-
-    def process_event(self, event: InputEvent) -> bool:
-        if isinstance(event, KeyEvent) and event.key == pygame.K_ESCAPE:
-            self.back()
-            return True
-        if isinstance(event, KeyEvent) and event.key in SCROLL_KEYS:  # the list's, not the buttons' focus (Tab is)
-            return self.rows.handle(event)
-        if self.widgets.handle(event):
-            return True
-        return self.rows.handle(event)
 
     def draw(self, canvas: pygame.Surface, area: pygame.Rect) -> None:
         ctx = self.ctx

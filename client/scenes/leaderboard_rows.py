@@ -2,16 +2,26 @@
 recent matches): the wheel, a finger or mouse drag (a press that moves 8 px becomes a drag and taps
 nothing), PageUp/PageDown/Home/End and the arrows; a tap on a row names it. Rows are drawn, not
 buttons, so 100 of them cost nothing until they are in view; a fade at each edge with more, and
-a thin bar, say that there is more."""
+a thin bar, say that there is more. :class:`RowsScene` is what the two screens showing such a list
+share: the way back, the failed-session exit, the rebuild when the session's answer changes and the
+keys that scroll the list."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pygame
 
+from mineduel.client.online_client import Conn
+from mineduel.client.player_session import PlayerSession
+from mineduel.client.scenes.base import Context, Scene
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.input import InputEvent, KeyEvent, PointerEvent, PointerKind, WheelEvent
+from mineduel.client.ui.widgets import WidgetGroup
+
+if TYPE_CHECKING:
+    from mineduel.client.scenes.online import OnlineScene
 
 SCROLL_KEYS = frozenset({pygame.K_UP, pygame.K_DOWN, pygame.K_PAGEUP, pygame.K_PAGEDOWN, pygame.K_HOME, pygame.K_END})
 SLOP = 8  # canvas pixels a press moves before it becomes a drag
@@ -136,3 +146,60 @@ def _fade(width: int, top: bool) -> pygame.Surface:
         alpha = int(230 * (1 - y / 18)) if top else int(230 * (y / 18))
         surface.fill((*palette.BACKGROUND, alpha), pygame.Rect(0, y, width, 1))
     return surface
+
+
+class RowsScene(Scene):
+    """A players' screen over the lobby's session with a :class:`ScrollRows` list (the leaderboard, a
+    profile). Subclasses set ``rows`` and say what they show (``_state``), how they lay it out
+    (``_rebuild``) and what they ask the server (``refresh``)."""
+
+    rows: ScrollRows
+
+    def __init__(self, ctx: Context, lobby: OnlineScene) -> None:
+        super().__init__(ctx)
+        self.lobby = lobby
+        self.widgets = WidgetGroup(ctx.invalidate, lambda: self.ctx.keyboard)
+        self._seen: object = None
+
+    @property
+    def players(self) -> PlayerSession | None:
+        client = self.lobby.client
+        return None if client is None else client.players
+
+    def enter(self) -> None:
+        self.refresh()
+
+    def refresh(self) -> None:
+        raise NotImplementedError
+
+    def back(self) -> None:
+        if self.ctx.stack.top is self:
+            self.ctx.stack.pop()
+
+    def _state(self) -> object:
+        """What the screen shows of the session: a change rebuilds it."""
+        raise NotImplementedError
+
+    def _rebuild(self) -> None:
+        raise NotImplementedError
+
+    def relayout(self) -> None:
+        self._rebuild()
+
+    def update(self, now: float) -> None:
+        client = self.lobby.client
+        if (client is None or client.conn == Conn.FAILED) and self.ctx.stack.top is self and self.ctx.stack.popup is None:
+            self.back()  # the lobby's error page says why (a broken answer, a lost server), with Retry
+            return
+        if self._state() != self._seen:
+            self._rebuild()
+
+    def process_event(self, event: InputEvent) -> bool:
+        if isinstance(event, KeyEvent) and event.key == pygame.K_ESCAPE:
+            self.back()
+            return True
+        if isinstance(event, KeyEvent) and event.key in SCROLL_KEYS:  # the list's, not the buttons' focus (Tab is)
+            return self.rows.handle(event)
+        if self.widgets.handle(event):
+            return True
+        return self.rows.handle(event)

@@ -15,17 +15,14 @@ from typing import TYPE_CHECKING
 
 import pygame
 
-from mineduel.client.online_client import Conn
-from mineduel.client.player_session import PlayerSession
-from mineduel.client.scenes.base import Context, Scene
-from mineduel.client.scenes.leaderboard_rows import SCROLL_KEYS, ScrollRows
+from mineduel.client.scenes.base import Context
+from mineduel.client.scenes.leaderboard_rows import RowsScene, ScrollRows
 from mineduel.client.scenes.profile_keys import ExportKeyPopup, ImportKeyPopup
 from mineduel.client.scenes.quick_match_lobby import reconnect_for_identity
 from mineduel.client.scenes.rating_words import change_text, fit_name, rating_text
 from mineduel.client.ui import palette, shapes
-from mineduel.client.ui.input import InputEvent, KeyEvent
 from mineduel.client.ui.text import blit_paragraph, blit_text
-from mineduel.client.ui.widgets import Button, WidgetGroup
+from mineduel.client.ui.widgets import Button
 from mineduel.shared.wire.messages import Profile
 
 if TYPE_CHECKING:
@@ -49,31 +46,20 @@ def date_text(at: float) -> str:
         return ""
 
 
-class ProfileScene(Scene):
+class ProfileScene(RowsScene):
     """See the module docstring; ``player`` ``None``: the player's own profile."""
 
     def __init__(self, ctx: Context, lobby: OnlineScene, *, player: str | None = None) -> None:
-        super().__init__(ctx)
-        self.lobby = lobby
+        super().__init__(ctx, lobby)
         self.player = player
-        self.widgets = WidgetGroup(ctx.invalidate, lambda: self.ctx.keyboard)
         self.rows = ScrollRows(pygame.Rect(LEFT, RECENT_Y + 34, INNER, 10), ROW_H, invalidate=ctx.invalidate)
         self.keys_y = KEYS_Y
-        self._seen: object = None
-
-    @property
-    def players(self) -> PlayerSession | None:
-        client = self.lobby.client
-        return None if client is None else client.players
 
     @property
     def own(self) -> bool:
         players = self.players
         return self.player is None or (players is not None and players.identity is not None
                                        and players.identity.player == self.player)
-
-    def enter(self) -> None:
-        self.refresh()
 
     def resume(self, reason: str) -> None:
         if reason == "covered":  # back from another profile: ask for this one again
@@ -84,10 +70,6 @@ class ProfileScene(Scene):
         if players is not None and self.lobby.client is not None and self.lobby.client.connected:
             players.get_profile(self.player)
         self._rebuild()
-
-    def back(self) -> None:
-        if self.ctx.stack.top is self:
-            self.ctx.stack.pop()
 
     def export_key(self) -> None:
         players = self.players
@@ -141,27 +123,6 @@ class ProfileScene(Scene):
             ]
         self.widgets.set(buttons)
         self.ctx.invalidate(None)
-
-    def relayout(self) -> None:
-        self._rebuild()
-
-    def update(self, now: float) -> None:
-        client = self.lobby.client
-        if (client is None or client.conn == Conn.FAILED) and self.ctx.stack.top is self and self.ctx.stack.popup is None:
-            self.back()  # the lobby's error page says why (a broken answer, a lost server), with Retry
-            return
-        if self._state() != self._seen:
-            self._rebuild()
-
-    def process_event(self, event: InputEvent) -> bool:
-        if isinstance(event, KeyEvent) and event.key == pygame.K_ESCAPE:
-            self.back()
-            return True
-        if isinstance(event, KeyEvent) and event.key in SCROLL_KEYS:  # the list's, not the buttons' focus (Tab is)
-            return self.rows.handle(event)
-        if self.widgets.handle(event):
-            return True
-        return self.rows.handle(event)
 
     # ----- drawing ----------------------------------------------------------------------------------------
     def draw(self, canvas: pygame.Surface, area: pygame.Rect) -> None:
