@@ -246,8 +246,9 @@ def listed(s: Any) -> FoundServer | None:
     rooms = tuple(LanRoom(r.room, "".join(c for c in str(r.host)[:32] if c.isprintable()))
                   for r in tuple(getattr(s, "rooms", ()))[:8] if isinstance(r.room, str))
     instance = getattr(s, "instance", None)
+    via = getattr(s, "via", None)  # a cluster node's answer: host and port are its front, checked (discovery.front_address)
     return FoundServer(s.host, s.port, name, s.open_rooms, s.protocol, s.tls is True, s.pin,
-                       instance if isinstance(instance, str) else None, rooms)
+                       instance if isinstance(instance, str) else None, rooms, via if isinstance(via, str) else None)
 
 
 def make_services(reactor: IReactorCore, data_dir: Path, *, client_name: str, clipboard: Callable[[str], bool]) -> OnlineServices:

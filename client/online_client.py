@@ -103,6 +103,7 @@ class FoundServer:
     pin: str | None = None  # ... with this certificate
     instance: str | None = None  # this start of the server, if it says
     rooms: tuple[LanRoom, ...] = ()  # rooms waiting for a player, newest first
+    via: str | None = None  # the cluster node that answered: ``host``/``port`` are its front (PROTOCOL.md §12)
 
 
 @dataclass(frozen=True, slots=True)

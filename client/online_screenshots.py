@@ -1134,3 +1134,23 @@ def _players_result_same_address(s: Shooter) -> None:
                            "unrated": "same_address"}
     script.peer.send(type="resign", match_id=script.peer.last("match_start")["match_id"])
     s.settle(1.5)
+
+
+# ----- cluster-edges: LAN discovery naming a cluster's front (issue 21) -----
+
+
+@shot("friend_lan_cluster")
+def _friend_lan_cluster(s: Shooter) -> None:
+    """A cluster's nodes answered as one server (PROTOCOL.md §12 ``front``): its rooms show, under
+    the code, the front address a tap dials; a room of a friend's laptop beside it shows none."""
+    from dataclasses import replace
+
+    from mineduel.client.online_client import LanRoom
+
+    rig = _lan_rig(s, (("Ann", "a-1"),))
+    laptop = rig.found[0]
+    front = replace(laptop, host="play.club-example.org", port=47650, name="Club cluster", instance="1" * 16,
+                    rooms=(LanRoom("XYZ789", "Mina"), LanRoom("QRS234", "Jun")), via="10.0.0.2")
+    rig.found[:] = [front, laptop]
+    rig.click("find")
+    s.settle(0.3)

@@ -6,23 +6,26 @@ sender with ``{"type":"server","protocol":1,"name":…,"version":…,"port":TCP,
 "id":INSTANCE,"rooms":[{"room":CODE,"host":NAME},…]}`` (and ``"pin"``, the certificate's SHA-256,
 when ``tls`` is true). ``id`` names this start of the server (a client that hears it twice, over
 loopback and the LAN, lists it once); ``rooms`` are the rooms whose creator asked to be listed and
-that wait for a player, newest first, at most :data:`MAX_LISTED`.
-Anything else (another ``protocol``, none, ``"1"``) is ignored. The port cannot be used to amplify
+that wait for a player, newest first, at most :data:`MAX_LISTED`. A node of a cluster started with
+``--front`` adds ``"front":{"host":…,"port":…,"tls":B,"pin":…}``: the address players dial for it
+(issue 21). Anything else (another ``protocol``, none, ``"1"``) is ignored. The port cannot be used to amplify
 traffic: an answer is never longer than :data:`AMPLIFICATION` times the request (rooms that do not
 fit are left out; the rest is always sent) nor than :data:`MAX_REPLY` bytes, and only goes to a
 well-formed request's sender; a client that wants the rooms pads its request (a ``pad`` string) to
 :data:`REQUEST_SIZE` bytes.
 
 :func:`discover` is the client half (the game client reuses it); :func:`merge` keeps one answer per
-server.
+server — all nodes naming one front are one server, dialled at the front; :func:`front_address`
+is what a client accepts as a front (anyone on the LAN may answer: docs/SECURITY.md).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from twisted.internet.defer import Deferred
@@ -40,6 +43,8 @@ MAX_REPLY = 1400  # ... and never more than this (one Ethernet frame)
 MAX_LISTED = 8  # rooms named in one answer
 INSTANCE = re.compile(r"[0-9a-f]{16}")
 NAME_MAX = 32  # a player's name (PROTOCOL.md §4)
+HOST_MAX = 253  # a front's host: a DNS name or an IP address, as ``moved`` names one (PROTOCOL.md §18)
+_HOST = re.compile(r"[A-Za-z0-9._:-]{1,253}")
 
 
 def request_datagram(*, pad: bool = True) -> bytes:
@@ -115,6 +120,7 @@ class FoundServer:
     pin: str | None = None  # ... with the certificate whose SHA-256 this is
     instance: str | None = None  # this start of the server (16 hex digits), if it says
     rooms: tuple[ListedRoom, ...] = ()  # rooms waiting for a player, newest first
+    via: str | None = None  # the node that answered, when ``host``/``port``/``tls``/``pin`` are its cluster's front
 
 
 @dataclass(frozen=True)
@@ -149,11 +155,63 @@ def _is_loopback(host: str) -> bool:
     return host.startswith("127.") or host == "::1"
 
 
+def front_address(value: object, sender: str) -> tuple[str, int, bool, str | None]:
+    """The ``front`` of an answer from ``sender`` as ``(host, port, tls, pin)``, or ``ValueError``.
+
+    Anyone on the LAN may answer and name any host (PROTOCOL.md §12, docs/SECURITY.md), so only a
+    well-formed single address is taken: a host of ``A–Z a–z 0–9 . - _ :`` (no range, mask, wildcard
+    or URL), a port 1–65535; an IP address that is unspecified, multicast or broadcast is refused,
+    and a loopback one unless the answer itself came from this machine (a LAN peer must not point
+    the player at a service of their own computer). A ``pin`` needs ``"tls":true``.
+    """
+    if not isinstance(value, dict):
+        raise ValueError("'front' must be an object")
+    host, port, tls, pin = value.get("host"), value.get("port"), value.get("tls", False), value.get("pin")
+    if not isinstance(host, str) or not _HOST.fullmatch(host):
+        raise ValueError("'front' host must be one host name or IP address")
+    if type(port) is not int or not 0 < port < 65536:
+        raise ValueError("'front' port must be 1-65535")
+    if type(tls) is not bool:
+        raise ValueError("'front' tls must be a boolean")
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        ip = None
+        top = host.rstrip(".").rsplit(".", 1)[-1]  # a DNS name's last label has a letter: "10.1", "10.0.0.1-20" are not names
+        if ":" in host or not any(c.isalpha() for c in top):
+            raise ValueError("'front' host is not a valid address") from None
+    if ip is None and (host.lower().rstrip(".") == "localhost" or host.lower().rstrip(".").endswith(".localhost")) \
+            and not _is_loopback(sender):
+        raise ValueError("only this machine may name a loopback front")
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped  # ::ffff:a.b.c.d is judged as a.b.c.d
+    if ip is not None:
+        if ip.is_unspecified or ip.is_multicast or ip == ipaddress.IPv4Address("255.255.255.255"):
+            raise ValueError("'front' host must be one machine's address")
+        if ip.is_loopback and not _is_loopback(sender):
+            raise ValueError("only this machine may name a loopback front")
+    if pin is not None:
+        if not tls or not isinstance(pin, str):
+            raise ValueError("a 'front' pin needs tls")
+        pin = links.normalise_pin(pin)
+    return host, port, tls, pin
+
+
+def _fold(into: FoundServer, other: FoundServer) -> FoundServer:
+    """Two nodes of one cluster (the same front): one entry, the rooms of both (each once, at most
+    :data:`MAX_LISTED`), their open rooms added up."""
+    codes = {r.room for r in into.rooms}
+    rooms = (*into.rooms, *(r for r in other.rooms if r.room not in codes))[:MAX_LISTED]
+    return replace(into, rooms=rooms, open_rooms=into.open_rooms + other.open_rooms)
+
+
 def merge(answers: Sequence[FoundServer]) -> list[FoundServer]:
     """One entry per server: answers with the same ``instance`` are one server (heard over loopback
     and over the LAN); an answer without one (an older server) is merged by name and port only with
     a loopback answer (this machine, heard twice). The non-loopback address is kept: it is the one
-    that works from another machine too. Sorted by host and port."""
+    that works from another machine too. Then the answers naming the same front (``via`` set, the same
+    ``host`` and ``port``) are one server, a cluster whose nodes each answered (:func:`_fold`).
+    Sorted by host and port."""
     kept: list[FoundServer] = []
     for server in answers:
         for i, other in enumerate(kept):
@@ -166,7 +224,18 @@ def merge(answers: Sequence[FoundServer]) -> list[FoundServer]:
                 break
         else:
             kept.append(server)
-    return sorted(kept, key=lambda s: (s.host, s.port))
+    clusters: dict[tuple[str, int], int] = {}
+    merged: list[FoundServer] = []
+    for server in kept:
+        if server.via is None:
+            merged.append(server)
+        elif (server.host, server.port) in clusters:
+            i = clusters[server.host, server.port]
+            merged[i] = _fold(merged[i], server)
+        else:
+            clusters[server.host, server.port] = len(merged)
+            merged.append(server)
+    return sorted(merged, key=lambda s: (s.host, s.port, s.via is not None))
 
 
 class _Collector(DatagramProtocol):
@@ -181,9 +250,13 @@ class _Collector(DatagramProtocol):
             tls = msg.get("tls") is True
             pin = links.normalise_pin(str(msg["pin"])) if tls and msg.get("pin") is not None else None
             instance = msg.get("id")
+            host, port, via = addr[0], int(msg["port"]), None
+            if "front" in msg:  # a cluster node: players dial the front (a malformed one drops the answer)
+                host, port, tls, pin = front_address(msg["front"], addr[0])
+                via = addr[0]
             server = FoundServer(
-                host=addr[0],
-                port=int(msg["port"]),
+                host=host,
+                port=port,
                 name=str(msg.get("name", "")),
                 version=str(msg.get("version", "")),
                 protocol=int(msg["protocol"]),
@@ -192,10 +265,11 @@ class _Collector(DatagramProtocol):
                 pin=pin,
                 instance=instance if isinstance(instance, str) and INSTANCE.fullmatch(instance) else None,
                 rooms=listed_rooms(msg.get("rooms")),
+                via=via,
             )
         except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
             return
-        self.found[(server.host, server.port)] = server
+        self.found[(addr[0], int(msg["port"]))] = server  # by who answered: a cluster's nodes are merged later
 
 
 def discover(

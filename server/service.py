@@ -252,6 +252,9 @@ def start_server(
             }
             if first_pin is not None:
                 answer["pin"] = first_pin
+            if config.front is not None:  # a cluster node: players dial the front (PROTOCOL.md §12, issue 21)
+                answer["front"] = {"host": config.front[0], "port": config.front[1], "tls": first_spec.tls,
+                                   "pin": first_pin}
             return answer
 
         try:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pygame
 
 from mineduel.client.scenes.allow_watch import draw_watch_state
-from mineduel.client.scenes.rating_words import rating_text
+from mineduel.client.scenes.rating_words import ellipsized, rating_text
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
 from mineduel.shared.wire import links
@@ -122,8 +122,15 @@ class LobbyPainter:
         for server, room, rect in self.lobby.entries:
             text = " ".join((room.code[:3], room.code[3:])) if room is not None else f"{server.host}:{server.port}"
             size = 16 if room is not None else 12
+            # A cluster's room (issue 21): the front it dials, under the code (anyone on the LAN may name one).
+            front = room is not None and server.via is not None
+            y = rect.centery - 8 if front else rect.centery
             blit_text(canvas, fonts, text, size, palette.ME_LIGHT if room is not None else palette.INK_SOFT,
-                      bold=room is not None, midright=(rect.right - 14, rect.centery))
+                      bold=room is not None, midright=(rect.right - 14, y))
+            if front:
+                small = fonts.fit_size(server.host, 11, 110, False, minimum=9)
+                shown = ellipsized(fonts, server.host, small, 110, bold=False)
+                blit_text(canvas, fonts, shown, small, palette.INK_FAINT, midright=(rect.right - 14, rect.centery + 11))
 
     def _draw_server(self, canvas: pygame.Surface) -> None:
         t = self.lobby.ctx.t
