@@ -453,16 +453,20 @@ class PostgresStorage:
                 return found
         db = self._connection()
         with db.transaction():
-            row = db.execute(
-                "SELECT r.data, r.owner, r.epoch, n.lease IS NOT NULL AND n.lease > now(), r.lag, n.clock "
-                "FROM rooms r LEFT JOIN nodes n ON n.node = r.owner WHERE r.code = %s FOR UPDATE OF r",
-                (code,),
-            ).fetchone()
+            row = db.execute("SELECT data, owner, epoch, lag FROM rooms WHERE code = %s FOR UPDATE", (code,)).fetchone()
             if row is None:
                 self._held.pop(code, None)
                 return None
-            data, owner, epoch, alive, lag, last = row
+            data, owner, epoch, lag = row
             if not (owner == self.node and self._held.get(code) == epoch):
+                # The owner's lease read only now, holding the row: a statement that waited for the
+                # lock (another node's claim) returns the row as that claim left it, but anything it
+                # joined as it was before the wait — the old owner's expired lease, not the
+                # claimer's live one — and would take the room from the live claimer
+                # (tests/server/test_cluster_takeover.py).
+                node_row = None if owner is None else db.execute(
+                    "SELECT lease > now(), clock FROM nodes WHERE node = %s", (owner,)).fetchone()
+                alive, last = (False, None) if node_row is None else node_row
                 if owner is not None and owner != self.node and alive:
                     self._held.pop(code, None)
                     return None

@@ -77,13 +77,31 @@ def pg() -> Iterator[PostgresServer]:
         server.stop()
 
 
-async def _until(reactor: Any, what: str, cond: Any, timeout: float, step: float = 0.02) -> None:
-    """Wait for ``cond()`` (polled), failing with ``what`` after ``timeout`` s."""
+async def _until(reactor: Any, what: str, cond: Any, timeout: float, step: float = 0.02,
+                 detail: Any = None) -> None:
+    """Wait for ``cond()`` (polled), failing with ``what`` (and ``detail()``, the run's state) after ``timeout`` s."""
     end = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > end:
-            raise AssertionError(f"not within {timeout} s: {what}")
+            raise AssertionError(f"not within {timeout} s: {what}" + ("" if detail is None else "\n" + detail()))
         await cl.sleep(reactor, step)
+
+
+def _diagnosis(play: cl.Play, runs: list[Any], cluster: cl.Cluster) -> str:
+    """What each seat was doing, every crashed seat's traceback and the nodes' error lines: a
+    failure on a loaded machine must say why, not only that a wait ran out."""
+    lines = [f"counts {dict(play.counts)}"]
+    for seat, run in zip(play.seats, runs, strict=True):
+        st = seat.state or {}
+        lines.append(f"{seat.label} room={seat.room} node={seat.node} seq={st.get('seq')} to_move={st.get('to_move')} "
+                     f"phase={st.get('phase')} result={st.get('result')} failovers={seat.failovers} "
+                     f"acked={sum(map(len, seat.acked.values()))} stale={len(seat.stale)} problems={seat.problems[:3]}")
+        if run.called and hasattr(run.result, "getTraceback"):
+            lines.append(run.result.getTraceback())
+    for node in cluster.nodes:
+        lines += [f"{node.name}: {line}" for line in node.lines("level=warn")[-5:] + node.lines("level=error")[-5:]
+                  + node.lines("level=critical")[-5:]]
+    return "\n".join(lines)
 
 
 def _stored_before(seat: cl.Seat, msg: dict[str, Any]) -> bool:
@@ -146,13 +164,16 @@ async def _run(reactor: Any, cluster: cl.Cluster, dsn: str) -> None:
         rooms[node.name].append(await play.open_room(i, node.address))
     runs = [defer.ensureDeferred(seat.run()) for seat in play.seats]
     failed = [r.addErrback(lambda f: f) for r in runs]  # kept: a seat's crash fails the test below
+    def why() -> str:
+        return _diagnosis(play, runs, cluster)
+
     await _until(reactor, f"every match at seq {HOLD_AT}",
-                 lambda: all(s.state is not None and s.state["seq"] >= HOLD_AT for s in play.seats), 30)
+                 lambda: all(s.state is not None and s.state["seq"] >= HOLD_AT for s in play.seats), 30, detail=why)
 
     # Mid-match, requests in flight: SIGKILL n1 and SIGSTOP n2 at the same moment.
     play.hold_at = 1 << 30
     before = play.acked
-    await _until(reactor, "a few more actions", lambda: play.acked >= before + len(play.pairs), 30, 0.001)
+    await _until(reactor, "a few more actions", lambda: play.acked >= before + len(play.pairs), 30, 0.001, why)
     n1.kill()
     n2.pause()
     faulted = time.monotonic()
@@ -164,7 +185,8 @@ async def _run(reactor: Any, cluster: cl.Cluster, dsn: str) -> None:
         return (seat.node == n3.address and bool(seat.resumed_at) and seat.resumed_at[-1] > faulted
                 and seat.client is not None and not seat.fresh)
 
-    await _until(reactor, "every affected seat resumed on the live node", lambda: all(map(back, affected.values())), 40)
+    await _until(reactor, "every affected seat resumed on the live node", lambda: all(map(back, affected.values())), 40,
+                 detail=why)
     resumed_s = max(s.resumed_at[-1] for s in affected.values()) - faulted
     acks_then = {label: len(s.ack_times) for label, s in affected.items()}
 
@@ -173,7 +195,7 @@ async def _run(reactor: Any, cluster: cl.Cluster, dsn: str) -> None:
         return all(x.ends for x in pair) or sum(len(s.ack_times) - acks_then[s.label] for s in pair) >= 2
 
     lost_pairs = [pair for node in (n1, n2) for pair in rooms[node.name]]
-    await _until(reactor, "every affected room playing again", lambda: all(map(played, lost_pairs)), 30)
+    await _until(reactor, "every affected room playing again", lambda: all(map(played, lost_pairs)), 30, detail=why)
     for node_name in (n1.name, n2.name):
         for a, _ in rooms[node_name]:
             owner, epoch = cl.db_rooms(dsn)[a.room]
@@ -185,8 +207,8 @@ async def _run(reactor: Any, cluster: cl.Cluster, dsn: str) -> None:
     resumed_at_db = cl.db_now(dsn)
     n2.resume()
     await _until(reactor, "the paused node closes its old connections",
-                 lambda: all(ear.client is None or not ear.client.connected_ for ear in stale), 20)
-    await _until(reactor, "every match ends", lambda: all(play.finished(s) for s in play.seats), 60)
+                 lambda: all(ear.client is None or not ear.client.connected_ for ear in stale), 20, detail=why)
+    await _until(reactor, "every match ends", lambda: all(play.finished(s) for s in play.seats), 60, detail=why)
     outcomes = await defer.DeferredList(failed)
     crashed = [r for ok, r in outcomes if r is not None and hasattr(r, "getTraceback")]
     assert not crashed, crashed[0].getTraceback()

@@ -356,7 +356,9 @@ def test_a_commit_and_a_takeover_at_the_same_moment_serialise_on_the_room_row(pg
     stores nothing (OwnershipLost)."""
     import threading
 
-    a, b = pg_open(node="a"), pg_open(node="b")
+    # a's leases last no time at all: its commit (which renews, as every commit does) leaves it expired
+    # for b, which reads the lease only once it holds the row (tests/server/test_cluster_takeover.py).
+    a, b = pg_open(node="a", lease_seconds=0), pg_open(node="b")
     a.commit(Write(rooms={"ROOMAA": {"match": {"id": "m"}}}, actions=[("m", 0, {"n": 0})]))
     expire(pg_dsn, "a")
 
