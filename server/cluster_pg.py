@@ -9,9 +9,11 @@ record of the rooms it holds and their epochs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mineduel.server.cluster import NodeAddress
+from mineduel.server.storage import _dumps, _loads
+from mineduel.shared.wire.names import LIVE_ROOMS_MAX
 
 if TYPE_CHECKING:
     from mineduel.server.storage_pg import PostgresStorage
@@ -107,6 +109,30 @@ class PgNode:
         self.storage._connection().execute(
             "UPDATE nodes SET lease = now(), clock = coalesce(%s, clock) WHERE node = %s", (clock, self.storage.node)
         )
+
+
+    def share_live(self, entries: list[dict[str, Any]]) -> list[object]:
+        """``live_rooms`` across the cluster (server/cluster_live.py, schema 6): one statement writes this
+        node's live rooms into its ``nodes`` row (only when they changed: no write, no WAL flush,
+        for a list that stayed the same) and returns the entries every *other* node with a live
+        lease shared, at most ``LIVE_ROOMS_MAX`` of each (a row is data: it is checked by the caller)."""
+        if self.storage.released:
+            return []
+        mine = _dumps(entries[:LIVE_ROOMS_MAX])
+        rows = self.storage._connection().execute(
+            "WITH mine AS (UPDATE nodes SET live = %(live)s WHERE node = %(node)s AND live IS DISTINCT FROM %(live)s) "
+            "SELECT live FROM nodes WHERE node <> %(node)s AND lease > now() AND live IS NOT NULL ORDER BY node",
+            {"live": mine, "node": self.storage.node},
+        ).fetchall()
+        found: list[object] = []
+        for (text,) in rows:
+            try:
+                value = _loads(text)
+            except ValueError:
+                continue
+            if isinstance(value, list):
+                found.extend(value[:LIVE_ROOMS_MAX])
+        return found
 
 
 __all__ = ["PgNode"]

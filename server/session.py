@@ -24,6 +24,7 @@ from twisted.logger import Logger
 
 from mineduel.server import presenter
 from mineduel.server.cluster import Routing
+from mineduel.server.cluster_live import LiveShare
 from mineduel.server.commits import Batch, CommitQueue, Outbox, Writer
 from mineduel.server.config import Config
 from mineduel.server.limits import AddressLimits, AddressState
@@ -154,6 +155,10 @@ class ServerCore:
         self._ping_next = 0
         self.closing = False
         self.cluster: Routing | None = None  # a node of several on one database (server/cluster_node.py)
+        # A shared database (PostgreSQL's ``PgNode``): live_rooms of every node (issue 21).
+        share = getattr(getattr(storage, "cluster", None), "share_live", None)
+        self.live = None if share is None else LiveShare(
+            share, lambda: live_rooms(self.rooms.rooms.values(), LIVE_ROOMS_MAX), clock)
 
     # ----- lifecycle --------------------------------------------------------------------------
     def start(self) -> None:
@@ -169,6 +174,8 @@ class ServerCore:
             loop.start(interval, now=now).addErrback(lambda f: log.failure("loop failed", f))
             self._loops.append(loop)
         self.quick.start()
+        if self.live is not None:
+            self.live.start()
 
     def _sweep(self) -> None:
         try:
@@ -198,6 +205,8 @@ class ServerCore:
                 loop.stop()
         self._loops.clear()
         self.quick.stop()
+        if self.live is not None:
+            self.live.stop()
         moved: Mapping[int, m.Moved] = {}
         if self.cluster is not None:  # PROTOCOL.md §18: all stored, the lease ended, then `moved`
             self.rooms.shutdown()
@@ -505,7 +514,10 @@ class ServerCore:
                     self.outbox.send(pid, moved)
             return
         if isinstance(req, m.LiveRoomsRequest):  # §16: any greeted connection, players and spectators too
-            self.outbox.send(pid, presenter.live_rooms(live_rooms(rooms.rooms.values(), LIVE_ROOMS_MAX), rid))
+            own = live_rooms(rooms.rooms.values(), LIVE_ROOMS_MAX)
+            live = self.live  # a cluster: the other nodes' too, as they last shared them (server/cluster_live.py)
+            reply = presenter.live_rooms(own, rid) if live is None else live.reply(own, rid, rooms.rooms.__contains__)
+            self.outbox.send(pid, reply)
             return
         if isinstance(req, m.GetRecord):
             # Match ids can be guessed like room codes: misses count against the same limit.

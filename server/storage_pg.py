@@ -121,6 +121,11 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE nodes ADD COLUMN IF NOT EXISTS clock double precision;
     ALTER TABLE rooms ADD COLUMN IF NOT EXISTS lag double precision NOT NULL DEFAULT 0;
     """,
+    # 6: live_rooms across the cluster (issue 21, server/cluster_live.py): each node's own §16
+    # list as it last shared it (JSON text, at most LIVE_ROOMS_MAX entries), read by the others.
+    """
+    ALTER TABLE nodes ADD COLUMN IF NOT EXISTS live text;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 """This server's PostgreSQL schema (its own numbering: SQLite's is ``storage.SCHEMA_VERSION``)."""
