@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from twisted.internet.interfaces import IReactorTime
@@ -31,6 +31,8 @@ from twisted.logger import Logger
 from mineduel.server.cluster import LOST_AFTER, RENEW_SECONDS, NodeAddress
 from mineduel.server.effects import Effects
 from mineduel.shared.wire import messages as m
+from mineduel.shared.wire.codec import ProtocolError
+from mineduel.shared.wire.names import ErrorCode
 
 if TYPE_CHECKING:
     from mineduel.server.cluster_pg import PgNode
@@ -137,6 +139,14 @@ class ClusterNode:
             log.failure("takeover sweep failed")
             return 0
         self._full = len(codes) >= self.sweep_batch
+        stale = {code for code in codes if code in self.core.rooms.rooms}
+        if stale:
+            # Claimed from another node, yet still in memory: this node lost them once without
+            # noticing (a pause whose check of what it lost failed). What memory holds is the past:
+            # forgotten, its connections closed (they resume), so the room is rebuilt from its rows
+            # and never served from two copies.
+            log.warn("rooms_reclaimed_while_held rooms={count}: the copies in memory dropped", count=len(stale))
+            self._evict(stale, lambda code: None)
         if codes:
             log.info("rooms_claimed count={count}", count=len(codes))
             self.swept += len(codes)
@@ -154,7 +164,14 @@ class ClusterNode:
             while self._queue and time.perf_counter() - started < rooms.config.restore_slice:
                 code = self._queue.popleft()
                 if code in rooms.lobby.pending:
-                    rooms.room(code)
+                    try:
+                        rooms.room(code)
+                    except ProtocolError as exc:
+                        if exc.code is not ErrorCode.ROOM_NOT_FOUND:
+                            raise
+                        # Taken by another node since the claim (this node's lease ran out meanwhile:
+                        # a pause, a slow database): not this node's to serve, nothing lost.
+                        log.info("takeover_gone room={room}: another node took it before its restore", room=code)
         except Exception:  # noqa: BLE001 - that room stays pending; a request restores it
             log.failure("takeover restore failed")
         if rooms.commits.pending:
@@ -221,12 +238,26 @@ class ClusterNode:
         closes for them (``server_closing``), and closed; the rooms forgotten, their timers off.
         ``pending``: this node may still own them (its lease lost): the first request naming one
         here restores it if it is still this node's by then."""
+        self._evict(codes, lambda code: target(code) or m.ServerClosing(LEASE_LOST))
+        self._queue = deque(code for code in self._queue if code not in codes)
+        self.rows.forget(codes, self.renewed_clock)
+        lobby = self.core.rooms.lobby
+        if pending:
+            lobby.pending.update(codes)
+        else:
+            lobby.pending.difference_update(codes)
+
+    def _evict(self, codes: set[str], farewell: Callable[[str], m.ServerMessage | None]) -> None:
+        """Forget ``codes`` in memory: each connection seated in or watching one gets ``farewell``
+        (if any) and is closed; the rooms leave the lobby, their timers off."""
         rooms = self.core.rooms
         lobby = rooms.lobby
         outbox = rooms.outbox
         fx = Effects()
         for peer, code in self._connections(codes):
-            outbox.send(peer, target(code) or m.ServerClosing(LEASE_LOST))
+            message = farewell(code)
+            if message is not None:
+                outbox.send(peer, message)
             outbox.close(peer)
             lobby.detach(peer)
             lobby.unwatch(peer)
@@ -236,13 +267,7 @@ class ClusterNode:
                 lobby.forget(room)
                 fx.rearm(room)  # cancels its timer: it is no longer in the lobby
             self.core.quick.confirms.pop(code, None)
-        self._queue = deque(code for code in self._queue if code not in codes)
         rooms.perform(fx)
-        self.rows.forget(codes, self.renewed_clock)
-        if pending:
-            lobby.pending.update(codes)
-        else:
-            lobby.pending.difference_update(codes)
 
 
 def _moved(code: str, where: NodeAddress, request: str | None, rid: m.RequestId | None) -> m.Moved:
@@ -251,8 +276,6 @@ def _moved(code: str, where: NodeAddress, request: str | None, rid: m.RequestId 
 
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     _Target = Callable[[str], m.Moved | None]
 
 

@@ -217,3 +217,78 @@ def test_a_sweep_waiting_on_a_lazy_claim_skips_the_room_and_the_lazy_claimer_ser
     hc.advance(0)
     assert code not in hc.rooms.rooms and row(pg_dsn, "SELECT owner, epoch FROM rooms WHERE code = %s", code) == ("b", 2)
     assert bad_logs == []
+
+
+def test_a_claimed_room_taken_by_another_node_before_its_restore_is_let_go_quietly(pg_dsn, pg_open, bad_logs):
+    """c's sweep claims a dead node's room; before c's restore slice runs, c's own lease runs out
+    (c paused, or its database slow) and b takes the room for a player. c's slice then finds the
+    room no longer its own: it lets it go (not pending, not held, not in memory) and logs no error;
+    b serves it, at the epoch of its own takeover."""
+    ha, cluster_a = node(pg_open, "a")
+    first, _ = ha.start()
+    code = first.room
+    hb, _ = node(pg_open, "b", clock=own_clock(), host="10.1.0.2", port=47002)
+    hc, cluster_c = node(pg_open, "c", clock=own_clock(), host="10.1.0.3", port=47003)
+    cluster_a.stop()
+    expire(pg_dsn, "a")
+    assert cluster_c.sweep() == 1 and code in hc.rooms.lobby.pending  # claimed; its restore is the next turn
+    cluster_c.stop()
+    expire(pg_dsn, "c")  # c stands still past its lease
+    again = hb.connect("10.0.5.1")
+    assert again.send(type="resume", room=code, token=first.token)[0]["type"] == "joined"
+    assert row(pg_dsn, "SELECT owner, epoch FROM rooms WHERE code = %s", code) == ("b", 3)
+    hc.advance(0)  # c runs again: its restore slice
+    hc.advance(0)
+    assert code not in hc.rooms.rooms and code not in hc.rooms.lobby.pending and code not in hc.storage.held()
+    assert row(pg_dsn, "SELECT owner, epoch FROM rooms WHERE code = %s", code) == ("b", 3)
+    assert again.send(type="ping")[-1]["type"] == "pong" and not again.closed
+    assert bad_logs == []
+
+
+def test_a_room_claimed_again_while_an_old_copy_is_in_memory_is_rebuilt_never_served_twice(
+        pg_dsn, pg_open, monkeypatch):
+    """a is paused holding a room; b takes it over and the match goes on there (one more move); b
+    dies. a runs again, and its check of what it lost while away fails (the database hiccups), so
+    the room is still in a's memory — as it was before the pause — when a's sweep claims it back
+    from the dead b. a must drop that old copy and rebuild the room from its rows (with b's move),
+    closing the connections seated in the old copy: two copies of one room in one node would let
+    the old one's players act on a past position."""
+    ha, cluster_a = node(pg_open, "a", host="10.1.0.1", port=47001)
+    first, second = ha.start()
+    code = first.room
+    hb, cluster_b = node(pg_open, "b", clock=own_clock(), host="10.1.0.2", port=47002)
+    cluster_a.stop()  # paused
+    expire(pg_dsn, "a")
+    hb.advance(1.0)
+    hb.advance(0)
+    assert code in hb.rooms.rooms
+    on_b = {c: hb.connect(f"10.0.6.{i}") for i, c in enumerate((first, second), 1)}
+    for player, conn in on_b.items():
+        assert conn.send(type="resume", room=code, token=player.token)[0]["type"] == "joined"
+    mover = next(c for c in on_b.values() if c.last("state")["to_move"] == "me")
+    state = mover.last("state")
+    move = {"type": "plant"} if state["phase"] == "plant" else {"type": "explore"}
+    replies = mover.send(match_id=state["match_id"], seq=state["seq"], cell=[0, 0], **move)
+    assert replies[-1]["type"] == "ok", replies
+    seq_b = hb.match(first).seq
+    cluster_b.stop()  # b dies
+    expire(pg_dsn, "b")
+
+    cluster_a.start()
+    cluster_a.renewed -= 10  # the pause, as a's own clock saw it
+
+    def lost() -> set[str]:
+        raise psycopg.OperationalError("the database hiccups")
+
+    monkeypatch.setattr(cluster_a.rows, "lost", lost)
+    ha.advance(1.0)  # the late renewal, the failed check, the sweep claiming the room back
+    for _ in range(3):
+        ha.advance(0)
+    assert row(pg_dsn, "SELECT owner, epoch FROM rooms WHERE code = %s", code) == ("a", 3)
+    room = ha.rooms.rooms[code]
+    assert room.match is not None and room.match.seq == seq_b  # rebuilt from the rows, b's move in
+    assert first.closed and second.closed  # the old copy's connections
+    assert all(ha.rooms.rooms.get(r.code) is r for r, _ in ha.rooms.lobby.peer_seat.values())
+    back = ha.connect("10.0.6.9")
+    assert back.send(type="resume", room=code, token=first.token)[0]["type"] == "joined"
+    assert back.last("state")["seq"] == seq_b

@@ -524,6 +524,7 @@ class Seat:
     stale: list[Ear] = field(default_factory=list)  # connections left open when their node stopped answering
     stale_heard: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (node, message) on those
     failovers: int = 0
+    spare: int = 0  # matches that ended during the warm-up (replaced by a rematch, not counted: Play.warmup)
     moved_followed: int = 0
     resumed_at: list[float] = field(default_factory=list)  # when each failover's resume was answered
     ack_times: list[float] = field(default_factory=list)  # when each acknowledged action was answered
@@ -793,6 +794,9 @@ class Play:
         self.rematches = rematches
         self.stopping = False  # no more rematches: each seat ends with the match it is in
         self.hold_at = 1 << 30  # no action once a match's seq reaches this (to stop at a known point)
+        self.warmup = False
+        """While True a match that ends (a KO is possible after a few random moves) is replaced by a
+        rematch that does not count: a test can wait for every room to be mid-match."""
         self.acked = 0
         self.counts: Counter[str] = Counter()
         self.seats: list[Seat] = []
@@ -807,8 +811,10 @@ class Play:
         return self.gate is None or self.gate(seat)
 
     def ended(self, seat: Seat, end: dict[str, Any]) -> None:
-        """A match ended: the room's first seat asks for a rematch while rematches are left."""
-        if len(seat.ends) <= self.rematches and not self.stopping:
+        """A match ended: the room's seats ask for a rematch while rematches are left (or in the warm-up)."""
+        if self.warmup:
+            seat.spare += 1
+        if len(seat.ends) - seat.spare <= self.rematches and not self.stopping:
             self.reactor.callLater(0, self._rematch, seat)
 
     def _rematch(self, seat: Seat) -> None:
@@ -817,7 +823,7 @@ class Play:
 
     def finished(self, seat: Seat) -> bool:
         """Its last match ended: ``rematches`` + 1 of them, or the one it is in once ``stopping``."""
-        return len(seat.ends) > self.rematches or (self.stopping and seat.match_id in seat.ends)
+        return len(seat.ends) - seat.spare > self.rematches or (self.stopping and seat.match_id in seat.ends)
 
     async def open_room(self, index: int, node: tuple[str, int]) -> tuple[Seat, Seat]:
         """Two seats, a room created on ``node`` and joined there, both ready: a match starts."""
