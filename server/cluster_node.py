@@ -197,6 +197,7 @@ class ClusterNode:
     def hand_over(self) -> Mapping[int, m.Moved]:
         """A clean shutdown (everything stored): end the lease, name the live node with the fewest rooms."""
         self.stop()
+        self._queue.clear()  # claimed, not restored: with the lease ended the other nodes' sweeps take them
         try:
             targets = self.rows.live_nodes()
         except Exception:  # noqa: BLE001 - nobody to name: server_closing as on one server

@@ -201,8 +201,18 @@ def test_a_paused_old_owner_can_store_nothing_and_drops_what_it_lost_when_it_run
     hb.advance(0)
     assert code in hb.rooms.rooms and row(pg_dsn, "SELECT owner, epoch FROM rooms WHERE code = %s", code) == ("b", 2)
     mover = first if first.last("state")["to_move"] == "me" else second
+    match_id = ha.match(first).id
+    stored = ("SELECT r.owner, r.epoch, r.data, (SELECT count(*) FROM actions a WHERE a.match_id = %s) "
+              "FROM rooms r WHERE r.code = %s")
+    before = row(pg_dsn, stored, match_id, code)
+    first.new(), second.new()
     replies = mover.send(type="explore", cell=[0, 0])
     assert [m.get("code") for m in replies] == ["internal_error", "internal_error"]  # nothing of the move
+    # At the database: the row's owner, epoch and blob and the match's action rows are as b left them.
+    assert row(pg_dsn, stored, match_id, code) == before and before[:2] == ("b", 2)
+    # Its players were shown no move (no state, no ok) and were closed: they resume on b.
+    assert not [m for c in (first, second) for m in c.new() if m["type"] in ("state", "ok")]
+    assert first.closed and second.closed
     assert hb.match(first).seq == seq and ha.core.commits.healthy
     with pytest.raises(OwnershipLost):
         ha.storage.commit(Write(rooms={code: {"stale": True}}))

@@ -292,3 +292,26 @@ def test_a_room_claimed_again_while_an_old_copy_is_in_memory_is_rebuilt_never_se
     back = ha.connect("10.0.6.9")
     assert back.send(type="resume", room=code, token=first.token)[0]["type"] == "joined"
     assert back.last("state")["seq"] == seq_b
+
+
+def test_a_clean_shutdown_in_the_middle_of_a_sweeps_restore_leaves_the_rooms_to_the_others(pg_dsn, pg_open, bad_logs):
+    """c's sweep claims a dead node's rooms and is stopped cleanly (SIGTERM) before its restore
+    slices ran: c's lease ends at once, it restores nothing more (no room of it shown anywhere),
+    and b's next sweep takes every one of them — nothing left ownerless, nothing logged as an error."""
+    ha, cluster_a = node(pg_open, "a")
+    codes = {ha.start((f"s{i}", f"t{i}"))[0].room for i in range(3)}
+    hb, _ = node(pg_open, "b", clock=own_clock(), host="10.1.0.2", port=47002)
+    hc, cluster_c = node(pg_open, "c", clock=own_clock(), host="10.1.0.3", port=47003)
+    cluster_a.stop()
+    expire(pg_dsn, "a")
+    assert cluster_c.sweep() == 3
+    hc.core.stop()  # the clean shutdown, its restore slice still to come
+    for _ in range(3):
+        hc.advance(0)
+    assert not set(hc.rooms.rooms) & codes
+    hb.advance(1.0)  # b's beat: c's lease ended, its claimed rooms are b's to take
+    for _ in range(3):
+        hb.advance(0)
+    assert codes <= set(hb.rooms.rooms)
+    assert {row(pg_dsn, "SELECT owner, epoch FROM rooms WHERE code = %s", code) for code in codes} == {("b", 3)}
+    assert bad_logs == []
