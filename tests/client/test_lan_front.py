@@ -97,3 +97,33 @@ def test_nothing_is_dialled_before_the_player_taps(tmp_path):
         assert dialled == []
     finally:
         d.close()
+
+
+def test_a_clusters_room_row_shows_the_front_it_dials(tmp_path):
+    """The row of a room a cluster node named draws the front's host under the code; the same row
+    from a plain server draws nothing there (both sizes: 390×844 and 320×568)."""
+    import pygame
+
+    from mineduel.client.online_client import FoundServer, LanRoom
+
+    srv = InProcessServer()
+    code = srv.peer().send(type="create_room", name="Ann", listed=True, client_seed="h")[0]["room"]
+    plain = FoundServer("10.0.0.2", 47650, "Club", 1, rooms=(LanRoom(code, "Ann"),))
+    front = replace(plain, host="10.0.0.100", via="10.0.0.2")
+    for size in ((390, 844), (320, 568)):
+        under: list[pygame.Surface] = []
+        for found in (plain, front):
+            services = OnlineServices(connect=srv.connector(), tokens=TokenStore(tmp_path / f"d{size[0]}{found.via}"),
+                                      discover=lambda done, found=found: done([found]))
+            d = Driver(tmp_path / f"{size[0]}{found.via}", language="en", size=size, online_services=lambda s=services: s)
+            try:
+                d.click_named("friend")
+                d.frame()
+                lobby = _lobby(d)
+                (rect,) = [r for _s, room, r in lobby.entries if room is not None]
+                shot = d.app.screenshot()
+                area = pygame.Rect(rect.right - 124, rect.centery + 4, 110, 14)  # under the code
+                under.append(shot.subsurface(area).copy())
+            finally:
+                d.close()
+        assert pygame.image.tobytes(under[0], "RGB") != pygame.image.tobytes(under[1], "RGB"), size

@@ -3,7 +3,7 @@
 A node started with ``--front`` answers discovery with the front it sits behind; a client lists
 the nodes of one cluster that answered as ONE server, dialled at the front, with the waiting rooms
 of every node that answered. Anyone on the LAN may answer and name any host, so only a well-formed
-single address is taken (docs/SECURITY.md "LAN discovery")."""
+single address is taken (docs/SECURITY.md "Transport", a LAN answer naming another host)."""
 
 from __future__ import annotations
 
