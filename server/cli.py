@@ -71,8 +71,8 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str]:
     )
     parser.add_argument(
         "--front", default=None, type=_address("--front"), metavar="HOST:PORT",
-        help="the cluster's front address (its TCP load balancer): written into invite links and named by "
-        "moved when this node loses its lease (docs/HOSTING.md)",
+        help="the cluster's front address (its TCP load balancer): written into invite links, named by LAN "
+        "discovery answers and by moved when this node loses its lease (docs/HOSTING.md)",
     )
     parser.add_argument(
         "--db-sync", default="FULL", choices=["FULL", "NORMAL", "EXTRA"],
