@@ -127,3 +127,18 @@ def test_a_clusters_room_row_shows_the_front_it_dials(tmp_path):
             finally:
                 d.close()
         assert pygame.image.tobytes(under[0], "RGB") != pygame.image.tobytes(under[1], "RGB"), size
+
+
+def test_the_watch_eye_of_a_clusters_room_dials_the_front_too(tmp_path):
+    srv = InProcessServer()
+    code = srv.peer().send(type="create_room", name="Ann", listed=True, client_seed="h")[0]["room"]
+    d, dialled = _app(tmp_path, srv, _answers(code))
+    try:
+        d.click_named("friend")
+        d.frame()
+        d.click_named(f"watch:{code}")
+        d.frame()
+        assert dialled == [("10.0.0.100", 47650, False, None)]
+        assert srv.room(code).spectators  # the spectate went to the server behind the front
+    finally:
+        d.close()
