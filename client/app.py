@@ -247,21 +247,6 @@ class App:
             self.stack.push(OnlineScene(self.ctx, join=join, resume=resume, on_play_cpu=lambda: self.stack.replace(self.game)))
         else:
             self.stack.push(self.game)
-        if settings.language is None and kiosk is None and self.stack.top is not self.game:
-            self._ask_language_first()
-
-    def _ask_language_first(self) -> None:
-        """U1 for a first start that opens elsewhere than the board (an invite link, ``--watch``, a
-        record file): the picker comes first there too, so a new player is not greeted in a default
-        language; the screen underneath waits (and relays itself out) in the chosen one."""
-        from mineduel.client.scenes.popups import LanguagePopup
-
-        def chosen(code: str) -> None:
-            self.translator.set_language(code)
-            self.ctx.save_settings(replace(self.ctx.settings, language=code))
-            self.stack.relayout()
-
-        self.stack.open_popup(LanguagePopup(self.ctx, chosen, first_run=True))
 
     def online_services(self) -> OnlineServices:
         """The online screens' network services (client/net.py on the running reactor), made on first use."""
