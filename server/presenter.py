@@ -202,8 +202,8 @@ def match_update(
 # ----- spectators (PROTOCOL.md §16) -----------------------------------------------------------------
 
 
-def spectate_state(room: Room, env: Env) -> m.SpectateState:
-    """What every spectator of ``room`` sees now: public information only (§16).
+def spectate_state(room: Room, now: float) -> m.SpectateState:
+    """What every spectator of ``room`` sees now (``now``: the room's clock): public information only (§16).
 
     Built once per change for all of the room's spectators. Before the end it reads only the
     room's names and presence, the position's phase, seat to move and turn, and the public layers
@@ -212,7 +212,6 @@ def spectate_state(room: Room, env: Env) -> m.SpectateState:
     (:data:`_board0`: its ``numbers``, ``opened_by``, ``markers``, never ``my_mines``). The
     result and the O13 reveal are added once the match is over.
     """
-    now = env.now
     match = room.match
     if match is None:
         players = [m.SpectatePlayer(s.name, s.peer is not None, None) for s in room.seats]
@@ -222,9 +221,7 @@ def spectate_state(room: Room, env: Env) -> m.SpectateState:
         )
     state = match.state
     over = match.over
-    names = match.names
-    sids = match.players
-    players = [_spectate_player(room, sids[0], names[0], over, now), _spectate_player(room, sids[1], names[1], over, now)]
+    players = _spectate_players(room, match, over, now)
     known, seq, board0 = _board0
     if known is match and seq == match.seq:
         board = m.SpectateBoard(board0.numbers, board0.opened_by, board0.markers)
@@ -236,11 +233,35 @@ def spectate_state(room: Room, env: Env) -> m.SpectateState:
         assert outcome is not None
         result = result_of(outcome, 0)
         reveal = reveal_of(state.reveal(), 0)
+    # Positional, in the field order of m.SpectateState: built once per action of a watched room.
     return m.SpectateState(
         room.code, "finished" if over else "playing", len(room.spectators or ()), players, match.id, match.number,
         match.seq, state.phase._value_, state.to_move, state.turn, None if over else _deadline(match.deadline, now),
         round(now, 3), board, result, reveal,
     )
+
+
+def _spectate_players(room: Room, match: LiveMatch, over: bool, now: float) -> list[m.SpectatePlayer]:
+    """Both match seats as spectators see them, by match seat.
+
+    While both seats of the room are connected the list depends on nothing that changes with a
+    move (the record names, both connected, no grace), so the same list (the same objects) is
+    kept on the room (``Room.spectate_players``) and handed to every view until a seat, a
+    connection or the match changes: ``net.line`` then reuses the encoded players too.
+    """
+    seats = room.seats
+    if len(seats) == 2:
+        first, second = seats
+        if first.peer is not None and second.peer is not None:
+            kept = room.spectate_players
+            if kept is not None and kept[0] is match and kept[1] is first and kept[2] is second:
+                return kept[3]
+            names, sids = match.names, match.players
+            players = [_spectate_player(room, sids[0], names[0], over, now), _spectate_player(room, sids[1], names[1], over, now)]
+            room.spectate_players = (match, first, second, players)
+            return players
+    names, sids = match.names, match.players
+    return [_spectate_player(room, sids[0], names[0], over, now), _spectate_player(room, sids[1], names[1], over, now)]
 
 
 def _spectate_player(room: Room, sid: int, name: str, over: bool, now: float) -> m.SpectatePlayer:
@@ -270,7 +291,7 @@ def spectator_updates(room: Room, env: Env, fx: Effects) -> None:
     """One ``spectate_state`` (built once) to every spectator of ``room``."""
     watching = room.spectators
     if watching:
-        message = spectate_state(room, env)
+        message = spectate_state(room, env.now)
         for peer in watching:
             fx.send(peer, message)
 

@@ -96,6 +96,9 @@ class Room:
     # Not stored: the connections watching it (PROTOCOL.md §16), each with its address's owner tag;
     # ``None`` while nobody watches (no dict per room: 5,000 rooms, test_server_commits).
     spectators: dict[int, str] | None = None
+    # Not stored: a cache of ``presenter._spectate_players`` (the match and both seats it was made
+    # for, and the list), so every view of a watched room shares one players list while both are there.
+    spectate_players: tuple[LiveMatch, Seat, Seat, list[m.SpectatePlayer]] | None = field(default=None, repr=False, compare=False)
 
     # ----- queries -----------------------------------------------------------------------------
     @property

@@ -123,7 +123,8 @@ class Rooms:
                 watching = room.spectators if room is not None else None
                 if watching:
                     assert room is not None
-                    message = presenter.spectate_state(room, self.env(room))  # once for all of them
+                    # Once for all of them, on the room's clock (as ``env(room)``, without an Env).
+                    message = presenter.spectate_state(room, self.clock.seconds() - self.offset - room.lag)
                     for peer in watching:
                         outbox.send(peer, message)
         for room, not_before in fx.arm.values():

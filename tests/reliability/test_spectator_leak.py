@@ -382,8 +382,8 @@ def test_a_planted_leak_of_the_second_seat_is_caught(monkeypatch: pytest.MonkeyP
     """One bit of seat 1's mines (their row parity) in a field far from the board: caught too."""
     real = presenter.spectate_state
 
-    def leaky(room: Room, env: Any) -> Any:
-        message = real(room, env)
+    def leaky(room: Room, now: float) -> Any:
+        message = real(room, now)
         if room.match is None or room.match.over:
             return message
         parity = sum(c // 8 for c in cells(room.match.state.mines[1])) % 2
@@ -412,3 +412,26 @@ def test_a_planted_leak_through_seat_0s_board_is_caught(monkeypatch: pytest.Monk
     monkeypatch.setattr(presenter, "board_of", leaky)
     with pytest.raises(AssertionError, match="spectator bytes differ"):
         check_worlds(PAIRS, seed=19)
+
+
+def test_every_line_a_spectator_gets_is_the_plain_encoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real server writes a ``spectate_state`` through ``net.line`` (its head spliced in,
+    net.spectate_line), the recording outbox through ``codec.encode_message``: over random
+    matches of every ending, drops, resumes and rematches, each view is the same bytes both ways,
+    so the leak property above holds for the bytes the server really sends."""
+    from mineduel.server import net
+    from mineduel.shared.wire.messages import SpectateState
+    from tests.support.harness import RecordingOutbox
+
+    checked: Counter[str] = Counter()
+    record = RecordingOutbox.send
+
+    def send(self: RecordingOutbox, peer: int, message: Any) -> None:
+        if isinstance(message, SpectateState):
+            assert net.line(message) == codec.encode_message(message), message
+            checked["spliced" if message.board is not None and message.result is None else "plain"] += 1
+        record(self, peer, message)
+
+    monkeypatch.setattr(RecordingOutbox, "send", send)
+    check_worlds(60, seed=23)
+    assert checked["spliced"] > 1000 and checked["plain"] > 50, checked

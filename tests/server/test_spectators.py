@@ -193,19 +193,19 @@ def test_a_slow_spectator_holds_one_view_and_is_cut_alone() -> None:
     assert isinstance(state, SpectateState)
     viewer.pauseProducing()  # its send buffer is full
     encoded: list[object] = []
-    real = codec.encode_message
+    real = net.spectate_line
 
     def counting(message: Any) -> bytes:
         encoded.append(message)
         return real(message)
 
-    net.codec.encode_message = counting  # type: ignore[assignment]
+    net.spectate_line = counting  # type: ignore[assignment]
     try:
         views = [dataclasses.replace(state, seq=n) for n in range(3)]
         for view in views:
             factory.send_all([(player.pid, view), (viewer.pid, view)])  # the same object for both
     finally:
-        net.codec.encode_message = real  # type: ignore[assignment]
+        net.spectate_line = real  # type: ignore[assignment]
     assert len(encoded) == 3  # once per view, not once per connection
     assert player_t.value().count(b"spectate_state") == 3
     assert viewer_t.value() == b""  # held: only the newest waits
@@ -469,20 +469,20 @@ def test_two_views_of_one_turn_are_encoded_once_each_for_every_spectator() -> No
     assert isinstance(state, SpectateState)
     first, second = dataclasses.replace(state, seq=1), dataclasses.replace(state, seq=2)
     encoded: list[object] = []
-    real = codec.encode_message
+    real = net.spectate_line
 
     def counting(message: Any) -> bytes:
         encoded.append(message)
         return real(message)
 
-    net.codec.encode_message = counting  # type: ignore[assignment]
+    net.spectate_line = counting  # type: ignore[assignment]
     try:
         factory.send_all([(p.pid, first) for p, _ in viewers] + [(p.pid, second) for p, _ in viewers])
     finally:
-        net.codec.encode_message = real  # type: ignore[assignment]
+        net.spectate_line = real  # type: ignore[assignment]
     assert encoded == [first, second]
     for _, transport in viewers:
-        assert transport.value() == real(first) + real(second)
+        assert transport.value() == codec.encode_message(first) + codec.encode_message(second)
 
 
 def test_one_view_is_built_per_change_whatever_the_number_of_spectators(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -497,8 +497,8 @@ def test_one_view_is_built_per_change_whatever_the_number_of_spectators(monkeypa
     built: list[SpectateState] = []
     real = presenter.spectate_state
 
-    def counting(room: Any, env: Any) -> SpectateState:
-        built.append(real(room, env))
+    def counting(room: Any, now: float) -> SpectateState:
+        built.append(real(room, now))
         return built[-1]
 
     monkeypatch.setattr(presenter, "spectate_state", counting)
@@ -516,3 +516,52 @@ def test_one_view_is_built_per_change_whatever_the_number_of_spectators(monkeypa
     assert len(views) == len(viewers) and all(v is built[0] for v in views)  # the same object: encoded once (net.line)
     assert quiet.send(**oracle_message(h.match(quiet).state))[-1]["type"] == "ok"
     assert len(built) == 1  # nobody watches that room
+
+
+def test_a_spliced_view_is_the_plain_encoding_whatever_changes_in_its_head() -> None:
+    """net.spectate_line: the encoded head (type to number) is kept per players list and its other
+    fields; a view whose head fields differ from the kept ones (a new spectator count, status,
+    match, number, room) gets a new head, and every line equals ``codec.encode_message``."""
+    import random
+
+    from mineduel.server import net
+    from mineduel.shared.wire.messages import Deadline, SpectatePlayer
+
+    h = Harness()
+    a, _ = h.start()
+    _, reply = _watch(h, a.room)
+    base = codec.parse_server(reply[0])
+    assert isinstance(base, SpectateState) and base.board is not None
+    rng = random.Random(5)
+    lists = [[SpectatePlayer("Ann", True, None), SpectatePlayer("Bob", True, None)],
+             [SpectatePlayer("Ann", False, Deadline(1_700_000_100.5, 59.25)), SpectatePlayer("Bob 🙂", True, None)]]
+    for _ in range(300):
+        view = dataclasses.replace(
+            base, players=rng.choice(lists), spectators=rng.randrange(3), status=rng.choice(["playing", "finished"]),
+            match_id=rng.choice([base.match_id, "00000000000000ff"]), number=rng.randrange(1, 3),
+            room=rng.choice([base.room, "ABCDEF"]), seq=rng.randrange(50), turn=rng.randrange(20),
+            to_move=rng.choice([0, 1, None]), deadline=rng.choice([None, Deadline(1_700_000_010.125, rng.random() * 20)]),
+            server_time=1_700_000_000 + rng.random() * 100,
+        )
+        assert net.spectate_line(view) == codec.encode_message(view), view
+    assert any(kept[0] is lists[0] for kept in net._spectate_heads.values())
+
+
+def test_a_room_keeps_one_players_list_while_both_are_connected() -> None:
+    """presenter._spectate_players: the views of a watched room share one players list (so its
+    encoded head is reused) until a player drops; the away player's grace is shown at once."""
+    h = Harness()
+    a, b = h.start()
+    viewer, _ = _watch(h, a.room)
+    room = h.rooms.rooms[a.room]
+    from mineduel.server import presenter
+
+    first = presenter.spectate_state(room, h.core.rooms.now())
+    assert a.send(**oracle_message(h.match(a).state))[-1]["type"] == "ok"
+    second = presenter.spectate_state(room, h.core.rooms.now())
+    assert second.players is first.players and second.seq == first.seq + 1
+    b.drop()
+    h.turn()
+    away = viewer.last("spectate_state")["players"]
+    assert [p["connected"] for p in away].count(False) == 1 and any(p["grace"] is not None for p in away)
+    assert presenter.spectate_state(room, h.core.rooms.now()).players is not first.players
