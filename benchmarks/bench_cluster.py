@@ -100,6 +100,21 @@ def cpu_of(pids: list[int]) -> float:
     return total
 
 
+def pg_roles(pids: list[int]) -> dict[str, float]:
+    """CPU seconds of the database's processes by role (backends, walwriter, checkpointer, …)."""
+    out: dict[str, float] = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                title = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        role = title.split(":", 1)[1].strip() if title.startswith("postgres:") else "postmaster"
+        role = "backends" if "[local]" in role else role
+        out[role] = out.get(role, 0.0) + cpu_of([pid])
+    return out
+
+
 def machine_busy() -> tuple[float, float]:
     with open("/proc/stat") as f:
         parts = [int(x) for x in f.readline().split()[1:]]
@@ -133,6 +148,12 @@ async def load_run(reactor: Any, cfg: dict[str, Any], nodes: list[Any], pg: Any 
     for gen in gens:
         gen.recording = True
     pg_pids = postgres_pids(pg) if pg is not None else []
+    stats = pg is not None and cfg.get("statements")
+    if stats:
+        from support.postgres import reset_statement_stats
+
+        reset_statement_stats(cfg["dsn"])
+    roles_a = pg_roles(pg_pids) if stats else {}
     a = [g.snapshot() for g in gens]
     cpu_a = [n.cpu_seconds() for n in nodes]
     pg_a, own_a, busy_a = cpu_of(pg_pids), time.process_time(), machine_busy()
@@ -140,6 +161,13 @@ async def load_run(reactor: Any, cfg: dict[str, Any], nodes: list[Any], pg: Any 
     b = [g.snapshot() for g in gens]
     cpu_b = [n.cpu_seconds() for n in nodes]
     pg_b, own_b, busy_b = cpu_of(postgres_pids(pg) if pg is not None else []), time.process_time(), machine_busy()
+    statements = None
+    if stats:
+        from support.postgres import statement_stats
+
+        statements = statement_stats(cfg["dsn"])
+        roles_b = pg_roles(postgres_pids(pg))
+        statements["cpu_by_role"] = {k: v - roles_a.get(k, 0.0) for k, v in roles_b.items()}
     for gen in gens:
         gen.recording = False
         gen.stop_playing()
@@ -166,6 +194,7 @@ async def load_run(reactor: Any, cfg: dict[str, Any], nodes: list[Any], pg: Any 
         "refused": dict(sum((g.refused for g in gens), start=__import__("collections").Counter())),
         "timeouts": sum(g.timeouts for g in gens),  # the whole run, set-up included
         "timeouts_in_window": sum(y["timeouts"] - x["timeouts"] for x, y in zip(a, b, strict=True)),
+        "statements": statements, "actions": actions,
     }
 
 
@@ -307,10 +336,12 @@ def run(cfg: dict[str, Any]) -> dict[str, Any]:
     sb.raise_nofile(65536)
     sb.quiet_gc(reactor)
     result: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="bench-cluster-") as tmp, running(durable=True) as pg:
+    with tempfile.TemporaryDirectory(prefix="bench-cluster-") as tmp, running(
+            durable=True, statements=bool(cfg.get("statements"))) as pg:
         work = Path(tmp)
         sqlite = cfg["mode"] in ("saturation", "human") and cfg.get("sqlite")
         dsn = str(work / "single.sqlite3") if sqlite else pg.new_database()
+        cfg["dsn"] = dsn
         n = cfg["nodes"]
         host = "127.0.0.1" if cfg["mode"] in ("saturation", "human") else None
         cluster = cl.Cluster(dsn, work, n, host=host)
@@ -377,6 +408,20 @@ def report_load(mode: str, label: str, runs: list[dict[str, Any]]) -> None:
     print(f"  turn timeouts       {f(med([r.get('timeouts_in_window') for r in runs]), ',.0f')} in the window "
           f"({f(med([r['timeouts'] for r in runs]), ',.0f')} in the whole run, set-up {f(med([r['setup_s'] for r in runs]), ',.0f')} s)")
     print(f"  connected at end    {f(med([r['connected_at_end'] for r in runs]), ',.0f')}; matches completed {f(med([r['completed'] for r in runs]), ',.0f')}; errors {sum(sum(r['errors'].values()) for r in runs)}; node error lines {sum(r['node_error_lines'] for r in runs)}")
+    for r in runs:
+        st = r.get("statements")
+        if not st or not r.get("actions"):
+            continue
+        n, wal = r["actions"], st["wal"]
+        print(f"  WAL per action      {wal['records'] / n:.1f} records, {wal['bytes'] / n:,.0f} bytes, "
+              f"{wal['fpi'] / n:.2f} full-page images; {wal['syncs'] / r['seconds']:,.0f} WAL flushes/s")
+        roles = st.get("cpu_by_role") or {}
+        print("  database CPU µs per action by process: " + ", ".join(
+            f"{k} {v / n * 1e6:,.0f}" for k, v in sorted(roles.items(), key=lambda kv: -kv[1]) if v > 0))
+        print("  statements (per action: calls, ms; WAL bytes per call)")
+        for q in st["statements"]:
+            per = q["wal_bytes"] / q["calls"] if q["calls"] else 0
+            print(f"    {q['calls'] / n:6.3f} {q['ms'] / n:7.4f} ms {per:7,.0f} B {'' if q['toplevel'] else '(nested) '}{q['query'][:120]}")
     if mode == "human":
         p99 = med([r["rtt_p99_ms"] for r in runs])
         print(f"  target p99 < {TARGETS['human_p99_ms']:.0f} ms: {'met' if p99 is not None and p99 < TARGETS['human_p99_ms'] else 'MISSED'}")
@@ -420,6 +465,8 @@ def main() -> None:
     ap.add_argument("--sqlite", action="store_true", help="human: also the same load on one SQLite node, alternating")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", action="store_true", help="also print every run's figures as JSON")
+    ap.add_argument("--statements", action="store_true",
+                    help="saturation/human: pg_stat_statements and WAL per action in PostgreSQL (diagnosis)")
     ap.add_argument("--run-one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.run_one:
@@ -427,7 +474,7 @@ def main() -> None:
         return
     modes = args.mode or (["saturation", "takeover", "human", "rolling"] if args.quick else ["saturation"])
     for mode in modes:
-        base = {"mode": mode, "seed": args.seed, "warmup": 1.0 if args.quick else args.warmup,
+        base = {"mode": mode, "seed": args.seed, "statements": args.statements, "warmup": 1.0 if args.quick else args.warmup,
                 "seconds": 2.0 if args.quick else args.seconds}
         if mode == "saturation":
             matches = args.matches or (20 if args.quick else 200)

@@ -60,24 +60,25 @@ class PgNode:
 
     def claim_expired(self, limit: int) -> list[str]:
         """The sweep's claim: at most ``limit`` rooms of nodes whose lease ran out become this
-        node's (epoch + 1, their ownerless seconds added to their lag), in one short transaction;
+        node's (epoch + 1, their ownerless seconds added to their lag), in one statement;
         rooms another node is claiming at the same moment are skipped (``SKIP LOCKED``), never
         waited for. Their codes, to restore (:meth:`load_room` then only reads them)."""
         if self.storage.released:
             return []
         now = self.storage.clock() if self.storage.clock is not None else None
-        db = self.storage._connection()
-        with db.transaction():
-            self.storage._renew(db, now)
-            rows = db.execute(
-                "WITH claim AS (SELECT r.code, n.clock FROM rooms r JOIN nodes n ON n.node = r.owner "
-                "WHERE r.owner <> %(node)s AND n.lease <= now() ORDER BY r.code COLLATE \"C\" LIMIT %(limit)s "
-                "FOR UPDATE OF r SKIP LOCKED) "
-                "UPDATE rooms SET owner = %(node)s, epoch = rooms.epoch + 1, "
-                "lag = rooms.lag + coalesce(%(now)s::double precision - claim.clock, 0) "
-                "FROM claim WHERE rooms.code = claim.code RETURNING rooms.code, rooms.epoch",
-                {"node": self.storage.node, "limit": limit, "now": now},
-            ).fetchall()
+        # One statement in autocommit (atomic as the transaction it was), without a renewal of its
+        # own: the beat renewed just before, and a claim that finds nothing writes nothing — no
+        # WAL flush a second per node. The rooms found through ``rooms_owner`` from the expired
+        # nodes, not by reading every room (what it did a second per node).
+        rows = self.storage._connection().execute(
+            "WITH claim AS (SELECT r.code, n.clock FROM rooms r JOIN nodes n ON n.node = r.owner "
+            "WHERE r.owner IN (SELECT node FROM nodes WHERE lease <= now() AND node <> %(node)s) "
+            "AND n.lease <= now() ORDER BY r.code COLLATE \"C\" LIMIT %(limit)s FOR UPDATE OF r SKIP LOCKED) "
+            "UPDATE rooms SET owner = %(node)s, epoch = rooms.epoch + 1, "
+            "lag = rooms.lag + coalesce(%(now)s::double precision - claim.clock, 0) "
+            "FROM claim WHERE rooms.code = claim.code RETURNING rooms.code, rooms.epoch",
+            {"node": self.storage.node, "limit": limit, "now": now},
+        ).fetchall()
         for code, epoch in rows:
             self.storage._held[code] = int(epoch)
         return sorted(code for code, _ in rows)

@@ -178,6 +178,7 @@ class PostgresStorage:
         self._match_room: dict[str, str] = {}  # match id -> its room (actions are fenced by it)
         self._room_match: dict[str, str] = {}  # room code -> the match noted for it (to forget it)
         self._db: Connection | None = None
+        self._cursor: psycopg.Cursor[tuple[Any, ...]] | None = None  # the one-statement commit's, reused
         self.clock: Callable[[], float] | None = None
         """The server clock (``Rooms.now``), set by the node: what a takeover measures a room's
         time without an owner with (PROTOCOL.md §18); ``None``: no time is given back."""
@@ -222,6 +223,7 @@ class PostgresStorage:
             }
             conninfo = make_conninfo(self.dsn, **{k: v for k, v in defaults.items() if k not in given})
             db = psycopg.connect(conninfo, autocommit=True)
+            db.prepared_max = _PREPARED  # the commit's shapes (_FAST) stay prepared, not re-prepared in turn
             self._db = db
         return db
 
@@ -270,32 +272,34 @@ class PostgresStorage:
         if unknown or any(code not in held for code in codes):
             return False  # the transaction's fence says why
         ordered = sorted(codes)
-        params: dict[str, Any] = {
-            "node": self.node, "lease": self.lease_seconds, "clock": _clock_of(write), "codes": ordered,
-            "epochs": [held[c] for c in ordered],
-        }
-        parts = [f"renewed AS ({_RENEW})", "fence AS (SELECT mineduel_fence(%(node)s, %(codes)s, %(epochs)s) AS n)"]
-        if write.meta:
-            parts.append(
-                "m AS (INSERT INTO meta SELECT * FROM unnest(%(mk)s::text[], %(mv)s::text[]) "
-                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value)"
-            )
-            params["mk"], params["mv"] = list(write.meta), list(write.meta.values())
-        if write.rooms:
-            parts.append(
-                "r AS (UPDATE rooms SET data = u.data FROM unnest(%(rc)s::text[], %(rd)s::text[]) AS u(code, data) "
-                "WHERE rooms.code = u.code)"
-            )
-            params["rc"] = list(write.rooms)
-            params["rd"] = [_dumps(blob) for blob in write.rooms.values()]
-        if write.actions:
-            parts.append("a AS (INSERT INTO actions SELECT * FROM unnest(%(am)s::text[], %(aq)s::integer[], %(ad)s::text[]))")
-            rows = write.actions
-            params["am"] = [m for m, _, _ in rows]
-            params["aq"] = [q for _, q, _ in rows]
-            params["ad"] = [_dumps(a) for _, _, a in rows]
+        # The arrays go as a few scalars each (``ARRAY[$1, $2]``) when they are short — nearly
+        # always: a room or two, an action or two — else as one binary array: psycopg's list
+        # dumpers cost ~6 µs an array in binary and more in text (escaping every quote of the
+        # JSON), a scalar under 1 µs (docs/PERFORMANCE.md "Cluster: the commit's cost").
+        params: dict[str, Any] = {"node": self.node, "lease": self.lease_seconds, "clock": _clock_of(write)}
+        meta = _shared_meta(write)
+        rooms, rows = write.rooms, write.actions
+        shape = (min(len(ordered), _MANY), min(len(meta), _MANY), min(len(rooms), _MANY), min(len(rows), _MANY))
+        sql = _FAST.get(shape)
+        if sql is None:
+            sql = _FAST[shape] = _fast_sql(*shape)
+        _fill(params, "c", ordered)
+        _fill(params, "e", [held[c] for c in ordered])
+        if meta:
+            _fill(params, "mk", list(meta))
+            _fill(params, "mv", list(meta.values()))
+        if rooms:
+            _fill(params, "rc", list(rooms))
+            _fill(params, "rd", [_dumps(blob) for blob in rooms.values()])
+        if rows:
+            _fill(params, "am", [m for m, _, _ in rows])
+            _fill(params, "aq", [q for _, q, _ in rows])
+            _fill(params, "ad", [_dumps(a) for _, _, a in rows])
+        cursor = self._cursor
+        if cursor is None or cursor.connection is not db:
+            cursor = self._cursor = db.cursor()  # a cursor a commit saves ~30 µs of CPU (measured)
         try:
-            db.execute(f"WITH {', '.join(parts)} SELECT n FROM fence", params)
+            cursor.execute(sql, params)
         except psycopg.Error as exc:
             if exc.sqlstate == _LOST:
                 lost = frozenset(str(exc.diag.message_detail or "").split(",")) & codes
@@ -336,7 +340,7 @@ class PostgresStorage:
         # The lease renewed in the same statement (a data-modifying WITH runs even unreferenced).
         rows = db.execute(
             f"WITH renewed AS ({_RENEW}) "
-            "SELECT code, owner, epoch FROM rooms WHERE code = ANY(%(codes)s) ORDER BY code FOR UPDATE",
+            "SELECT code, owner, epoch FROM rooms WHERE code = ANY(%(codes)b::text[]) ORDER BY code FOR UPDATE",
             {"node": self.node, "lease": self.lease_seconds, "clock": _clock_of(write), "codes": sorted(codes)},
         ).fetchall()
         found = {code: (owner, epoch) for code, owner, epoch in rows}
@@ -358,21 +362,22 @@ class PostgresStorage:
             raise OwnershipLost(frozenset(lost))
 
     def _write(self, db: Connection, write: Write, new_rooms: set[str]) -> None:
-        if write.meta:
+        meta = _shared_meta(write)
+        if meta:
             db.execute(
-                "INSERT INTO meta SELECT * FROM unnest(%s::text[], %s::text[]) "
+                "INSERT INTO meta SELECT * FROM unnest(%b::text[], %b::text[]) "
                 "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                (list(write.meta), list(write.meta.values())),
+                (list(meta), list(meta.values())),
             )
         for match in write.drop_actions:
             db.execute("DELETE FROM actions WHERE match_id = %s", (match,))
         deleted = [code for code, blob in write.rooms.items() if blob is None and code in self._held]
         if deleted:
-            db.execute("DELETE FROM rooms WHERE code = ANY(%s)", (deleted,))
+            db.execute("DELETE FROM rooms WHERE code = ANY(%b::text[])", (deleted,))
         updated = [(_dumps(blob), code) for code, blob in write.rooms.items() if blob is not None and code not in new_rooms]
         if updated:
             db.execute(
-                "UPDATE rooms SET data = u.data FROM unnest(%s::text[], %s::text[]) AS u(data, code) WHERE rooms.code = u.code",
+                "UPDATE rooms SET data = u.data FROM unnest(%b::text[], %b::text[]) AS u(data, code) WHERE rooms.code = u.code",
                 ([d for d, _ in updated], [c for _, c in updated]),
             )
         if new_rooms:
@@ -383,7 +388,7 @@ class PostgresStorage:
         if write.actions:
             rows = write.actions
             db.execute(
-                "INSERT INTO actions SELECT * FROM unnest(%s::text[], %s::integer[], %s::text[])",
+                "INSERT INTO actions SELECT * FROM unnest(%b::text[], %b::integer[], %b::text[])",
                 ([m for m, _, _ in rows], [s for _, s, _ in rows], [_dumps(a) for _, _, a in rows]),
             )
         if write.results:
@@ -436,6 +441,14 @@ class PostgresStorage:
 
     # ----- reading -----------------------------------------------------------------------------------
     def meta(self, key: str) -> str | None:
+        if key == "clock":
+            # Each node's clock is in its own row (written by every commit and renewal); the
+            # cluster's is the latest of them (with the ``meta`` row older servers wrote, if any).
+            rows = self._read(
+                "SELECT greatest((SELECT max(clock) FROM nodes), "
+                "(SELECT value::double precision FROM meta WHERE key = 'clock'))"
+            )
+            return None if not rows or rows[0][0] is None else repr(float(rows[0][0]))
         rows = self._read("SELECT value FROM meta WHERE key = %s", (key,))
         return None if not rows else str(rows[0][0])
 
@@ -608,6 +621,60 @@ def _read_held(storage: PostgresStorage, code: str, epoch: int) -> tuple[Blob, l
             "SELECT data FROM actions WHERE match_id = %s ORDER BY seq", (match["id"],))]
     storage._note_match(code, blob)
     return blob, actions
+
+
+_FEW = 4
+"""Arrays up to this long go as scalars: one prepared statement per shape (``_MANY`` ** 4 at
+most; the connection keeps ``_PREPARED``)."""
+_MANY = _FEW + 1  # every longer array is one binary parameter: one shape
+_PREPARED = 300
+_FAST: dict[tuple[int, int, int, int], str] = {}  # (rooms fenced, meta rows, room blobs, actions) -> SQL
+
+
+def _array(name: str, n: int, kind: str) -> str:
+    """An SQL array of ``n`` values of ``kind``: ``n`` scalar parameters (cheap to send — psycopg's
+    list dumpers cost ~6 µs an array in binary, more in text, escaping every quote of the JSON;
+    a scalar under 1 µs), or one binary array when there are many."""
+    if n > _FEW:
+        return f"%({name})b::{kind}[]"
+    return f"ARRAY[{', '.join(f'%({name}{i})s' for i in range(n))}]::{kind}[]"
+
+
+def _fill(params: dict[str, Any], name: str, values: list[Any]) -> None:
+    """The parameters of :func:`_array` ``name``."""
+    if len(values) > _FEW:
+        params[name] = values
+    else:
+        for i, value in enumerate(values):
+            params[f"{name}{i}"] = value
+
+
+def _fast_sql(fenced: int, metas: int, rooms: int, actions: int) -> str:
+    """The one-statement commit (:meth:`PostgresStorage._commit_fast`) of this shape: renew,
+    fence, then the rows; a data-modifying ``WITH`` runs even unreferenced."""
+    parts = [f"renewed AS ({_RENEW})", f"fence AS (SELECT mineduel_fence(%(node)s, {_array('c', fenced, 'text')}, "
+             f"{_array('e', fenced, 'bigint')}) AS n)"]
+    if metas:
+        parts.append(f"m AS (INSERT INTO meta SELECT * FROM unnest({_array('mk', metas, 'text')}, "
+                     f"{_array('mv', metas, 'text')}) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value)")
+    if rooms:
+        parts.append(f"r AS (UPDATE rooms SET data = u.data FROM unnest({_array('rc', rooms, 'text')}, "
+                     f"{_array('rd', rooms, 'text')}) AS u(code, data) WHERE rooms.code = u.code)")
+    if actions:
+        parts.append(f"a AS (INSERT INTO actions SELECT * FROM unnest({_array('am', actions, 'text')}, "
+                     f"{_array('aq', actions, 'integer')}, {_array('ad', actions, 'text')}))")
+    return f"WITH {', '.join(parts)} SELECT n FROM fence"
+
+
+def _shared_meta(write: Write) -> dict[str, str]:
+    """The ``meta`` rows a commit writes: all but the server clock, which goes into the node's own
+    row (``nodes.clock``, with the lease) instead of one ``meta`` row every node rewrote with
+    every commit — a row lock each node's commit waited for until the other's WAL flush
+    (docs/PERFORMANCE.md "Cluster: the commit's cost"). ``meta('clock')`` reads it back."""
+    meta = write.meta
+    if "clock" not in meta or _clock_of(write) is None:
+        return meta
+    return {k: v for k, v in meta.items() if k != "clock"}
 
 
 def _clock_of(write: Write) -> float | None:

@@ -170,10 +170,10 @@ def test_a_connection_lost_mid_commit_applies_nothing_and_the_next_commit_reconn
         storage.commit(Write(rooms={"ROOMAA": {"match": {"id": "m"}, "v": 2}, "NEWROO": {}},
                              actions=[("m", 1, {})], meta={"clock": "2"}))
     monkeypatch.undo()
-    assert storage.meta("clock") == "1"  # a read on a new connection
+    assert storage.meta("clock") == "1.0"  # a read on a new connection (the clock is the node row's float)
     assert storage.load_room("ROOMAA") == ({"match": {"id": "m"}}, [{}]) and storage.load_room("NEWROO") is None
     storage.commit(Write(actions=[("m", 1, {"n": 1})], meta={"clock": "3"}))
-    assert storage.load_room("ROOMAA")[1] == [{}, {"n": 1}] and storage.meta("clock") == "3"
+    assert storage.load_room("ROOMAA")[1] == [{}, {"n": 1}] and storage.meta("clock") == "3.0"
 
 
 def test_storage_reconnects_after_the_database_restarts(pg_server, pg_dsn, pg_open):
@@ -408,3 +408,97 @@ def test_a_commit_and_a_takeover_at_the_same_moment_serialise_on_the_room_row(pg
     b_thread[0].join(10)
     assert isinstance(outcome[0], OwnershipLost) and room_row(pg_dsn, "ROOMAA") == ("a", 3)
     assert a.load_room("ROOMAA")[1] == [{"n": 0}, {"n": 1}] and a.meta("clock") != "9"
+
+
+# ----- the commit's cost (docs/PERFORMANCE.md "Cluster: the commit's cost") ------------------------------
+def test_the_server_clock_is_each_nodes_own_row_and_reads_back_as_the_latest(pg_dsn, pg_open):
+    """No commit writes a ``meta`` row every node shares (each commit would wait for the others'
+    on its lock): a commit's clock goes into its node's row with the lease; ``meta('clock')`` is the
+    latest node's, or the ``meta`` row a database written before this change still has."""
+    a, b = pg_open(node="a"), pg_open(node="b")
+    a.commit(Write(rooms={"ROOMAA": {"match": {"id": "ma"}}}, meta={"clock": "10.5", "other": "x"}))
+    b.commit(Write(meta={"clock": "12.25"}))
+    a.commit(Write(actions=[("ma", 0, {})], meta={"clock": "11.0"}))  # the one-statement commit
+    with psycopg.connect(pg_dsn, autocommit=True) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'clock'").fetchone() is None
+        assert dict(db.execute("SELECT node, clock FROM nodes").fetchall()) == {"a": 11.0, "b": 12.25}
+    assert a.meta("clock") == b.meta("clock") == "12.25" and a.meta("other") == "x"
+    with psycopg.connect(pg_dsn, autocommit=True) as db:  # as an older server left it
+        db.execute("INSERT INTO meta VALUES ('clock', '99.5')")
+    assert a.meta("clock") == "99.5"
+    a.commit(Write(meta={"clock": "100.0"}))
+    assert a.meta("clock") == "100.0"
+
+
+def test_two_nodes_commits_do_not_wait_for_each_other(pg_dsn, pg_open, monkeypatch):
+    """While node a's commit is held open (its rows written, its COMMIT not yet sent), node b's
+    commits of its own rooms, the clock included, land: nothing both write (``meta.clock`` did)."""
+    import threading
+
+    a, b = pg_open(node="a"), pg_open(node="b")
+    a.commit(Write(rooms={"ROOMAA": {"match": {"id": "ma"}}}))
+    b.commit(Write(rooms={"ROOMBB": {"match": {"id": "mb"}}}))
+    write_rows, held, done = a._write, threading.Event(), threading.Event()
+
+    def write_then_hold(db, write, new_rooms):
+        write_rows(db, write, new_rooms)
+        held.set()
+        assert done.wait(10)
+
+    monkeypatch.setattr(a, "_write", write_then_hold)
+    thread = threading.Thread(target=lambda: a.commit(Write(
+        rooms={"NEWAAA": {}}, actions=[("ma", 0, {"n": 0})], meta={"clock": "5.0"})))
+    thread.start()
+    try:
+        assert held.wait(10)
+        b._connection().execute("SET lock_timeout = '3s'")  # waiting on a's lock fails the test, never hangs it
+        b.commit(Write(actions=[("mb", 0, {"n": 0})], meta={"clock": "6.0"}))  # one statement
+        b.commit(Write(rooms={"NEWBBB": {}}, actions=[("mb", 1, {"n": 1})], meta={"clock": "6.5"}))  # a transaction
+        assert b.load_room("ROOMBB")[1] == [{"n": 0}, {"n": 1}]
+    finally:
+        done.set()
+        thread.join(10)
+    assert a.load_room("ROOMAA")[1] == [{"n": 0}] and room_row(pg_dsn, "NEWAAA") == ("a", 1)
+
+
+@pytest.mark.parametrize("rooms", [1, 4, 5, 12], ids=lambda n: f"{n}-rooms")
+def test_a_commit_of_any_shape_stores_every_row_and_fences_every_room(pg_dsn, pg_open, rooms):
+    """The one-statement commit sends short arrays as scalars and long ones as one binary array:
+    either way every room blob and action (quotes, backslashes and non-ASCII in the JSON) is
+    stored exactly, and one room taken over among them refuses the whole commit."""
+    a, b = pg_open(node="a"), pg_open(node="b")
+    codes = [f"ROOM{i:02d}" for i in range(rooms)]
+    a.commit(Write(rooms={c: {"match": {"id": f"m{c}"}} for c in codes}))
+    tricky = {"q": 'a "quoted" \\ back\\slash', "u": "한국어 日本語", "n": [1, 2.5, None]}
+    actions = [(f"m{c}", seq, {**tricky, "seq": seq}) for c in codes for seq in range(2)]
+    a.commit(Write(rooms={c: {"match": {"id": f"m{c}"}, "v": 2, **tricky} for c in codes[::2]}, actions=actions,
+                   meta={"clock": "3.0"}))
+    for i, code in enumerate(codes):
+        blob, stored = a.load_room(code)
+        assert blob == ({"match": {"id": f"m{code}"}, "v": 2, **tricky} if i % 2 == 0 else {"match": {"id": f"m{code}"}})
+        assert stored == [{**tricky, "seq": 0}, {**tricky, "seq": 1}]
+    expire(pg_dsn, "a")
+    assert b.load_room(codes[-1]) is not None
+    with pytest.raises(OwnershipLost) as lost:
+        a.commit(Write(actions=[(f"m{c}", 2, {"n": 2}) for c in codes], meta={"clock": "4.0"}))
+    assert lost.value.rooms == frozenset({codes[-1]})
+    with psycopg.connect(pg_dsn, autocommit=True) as db:
+        assert db.execute("SELECT count(*) FROM actions WHERE seq = 2").fetchone()[0] == 0
+
+
+def test_a_sweep_that_finds_no_expired_lease_writes_nothing(pg_dsn, pg_open):
+    """The sweep's claim (once a second per node) renews nothing itself (its beat just did): with no
+    lease run out it leaves the node's row as it was; with one run out it claims that node's rooms."""
+    a, b = pg_open(node="a"), pg_open(node="b")
+    a.commit(Write(rooms={"ROOMAA": {"match": None}, "ROOMAB": {"match": None}}))
+
+    def version(node: str) -> tuple[str, object]:
+        with psycopg.connect(pg_dsn, autocommit=True) as db:
+            return db.execute("SELECT xmin::text, lease FROM nodes WHERE node = %s", (node,)).fetchone()
+
+    before = version("b")
+    assert b.cluster.claim_expired(64) == [] and version("b") == before
+    expire(pg_dsn, "a")
+    assert b.cluster.claim_expired(1) == ["ROOMAA"] and b.cluster.claim_expired(64) == ["ROOMAB"]
+    assert room_row(pg_dsn, "ROOMAA") == ("b", 2) and b.held() == {"ROOMAA": 2, "ROOMAB": 2}
+    assert version("b") == before

@@ -65,15 +65,18 @@ def find_bindir() -> Path:
 
 
 class PostgresServer:
-    """One PostgreSQL cluster in a temporary folder; ``durable=False`` (tests) turns fsync off."""
+    """One PostgreSQL cluster in a temporary folder; ``durable=False`` (tests) turns fsync off.
+    ``statements=True`` (benchmarks' diagnosis) loads ``pg_stat_statements``, nested statements
+    (the fence function's) included: calls, time and WAL per statement (:func:`statement_stats`)."""
 
-    def __init__(self, *, durable: bool = False) -> None:
+    def __init__(self, *, durable: bool = False, statements: bool = False) -> None:
         try:
             import psycopg  # noqa: F401 - only to say why the tests skip
         except ImportError as exc:
             raise PostgresUnavailable(f"psycopg is not installed ({exc}): pip install 'mine-duel[postgres]'") from exc
         self.bindir = find_bindir()
         self.durable = durable
+        self.statements = statements
         self.folder = Path(tempfile.mkdtemp(prefix="mineduel-pg-"))  # 0700, in /tmp: a short socket path
         self.data = self.folder / "data"
         self.log = self.folder / "server.log"
@@ -108,6 +111,8 @@ class PostgresServer:
             "synchronous_commit": "on" if self.durable else "off",
             "full_page_writes": "on" if self.durable else "off",
         }
+        if self.statements:
+            settings.update({"shared_preload_libraries": "'pg_stat_statements'", "pg_stat_statements.track": "all"})
         with (self.data / "postgresql.auto.conf").open("a", encoding="utf-8") as conf:
             for key, value in settings.items():
                 conf.write(f"{key} = {value}\n")
@@ -149,10 +154,43 @@ def require() -> bool:
 
 
 @contextlib.contextmanager
-def running(*, durable: bool = False) -> Iterator[PostgresServer]:
+def running(*, durable: bool = False, statements: bool = False) -> Iterator[PostgresServer]:
     """A started server for the block (benchmarks); stopped and removed after it."""
-    server = PostgresServer(durable=durable)
+    server = PostgresServer(durable=durable, statements=statements)
     try:
         yield server.start()
     finally:
         server.stop()
+
+
+def reset_statement_stats(dsn: str) -> None:
+    """Start counting from now (a server started with ``statements=True``): statements and WAL."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as db:
+        db.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        db.execute("SELECT pg_stat_statements_reset()")
+        db.execute("SELECT pg_stat_reset_shared('wal')")
+
+
+def statement_stats(dsn: str, limit: int = 12) -> dict[str, object]:
+    """Since :func:`reset_statement_stats`: the busiest statements (calls, total ms, rows, WAL
+    records and bytes) and the server's WAL totals (records, bytes, full-page images, syncs)."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as db:
+        rows = db.execute(
+            "SELECT calls, total_exec_time, rows, wal_records, wal_bytes, wal_fpi, toplevel, "
+            "left(regexp_replace(query, '\\s+', ' ', 'g'), 160) FROM pg_stat_statements "
+            "WHERE query NOT LIKE '%%pg_stat_statements%%' ORDER BY total_exec_time DESC LIMIT %s",
+            (limit,),
+        ).fetchall()
+        wal = db.execute("SELECT wal_records, wal_fpi, wal_bytes, wal_write, wal_sync FROM pg_stat_wal").fetchone()
+    return {
+        "statements": [
+            {"calls": c, "ms": float(t), "rows": r, "wal_records": wr, "wal_bytes": int(wb), "wal_fpi": wf,
+             "toplevel": top, "query": q}
+            for c, t, r, wr, wb, wf, top, q in rows
+        ],
+        "wal": dict(zip(("records", "fpi", "bytes", "writes", "syncs"), (int(x) for x in wal or (0, 0, 0, 0, 0)), strict=True)),
+    }
