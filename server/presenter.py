@@ -58,6 +58,7 @@ def room(room: Room, seat: Seat, env: Env) -> m.Room:
         match.id if match is not None else None, fairness.commitment(room.next_seed),
         None if expires is None else round(expires, 3), round(now, 3), len(room.spectators or ()), room.rated,
         room.watchable,
+        seat.sid == 0 and not room.quick,  # §16 host: the creator's seat may set_spectators (watch-privacy)
     )
 
 
@@ -70,7 +71,8 @@ def room_updates(room_: Room, env: Env, fx: Effects) -> None:
 
 def room_info(room: Room, rid: m.RequestId | None) -> m.RoomInfo:
     return m.RoomInfo(
-        room.code, room.status, len(room.seats), len(room.seats) < 2, fairness.commitment(room.next_seed), rid
+        room.code, room.status, len(room.seats), len(room.seats) < 2, fairness.commitment(room.next_seed), rid,
+        room.watchable,  # §16: on the wire only when false (watch-privacy)
     )
 
 
@@ -145,6 +147,13 @@ def _state(
     )
 
 
+_timing0: tuple[Effects | None, LiveMatch | None, int, float | None, m.Deadline | None, float] = (None, None, -1, None, None, 0.0)
+"""The deadline and server time the players' ``state`` of the last :func:`match_update` showed,
+with its Effects, match, ``seq`` and the match's deadline: the spectators' view of that change,
+built when the same Effects are performed (PROTOCOL.md §16), shows the same two instead of
+rounding them again (``round(x, 3)`` is a decimal conversion: two of them cost about as much as
+the rest of the view's fields)."""
+
 _board0: tuple[LiveMatch | None, int, m.Board] = (None, -1, m.Board((), (), (), ()))
 """The board of the last ``state`` built for seat 0, with its match and ``seq``: the spectators'
 view of the same position (built right after the players' messages, §16) takes its three public
@@ -179,12 +188,15 @@ def match_update(
     pair = room_.match_seats()
     if match is None or pair is None or not count:
         return
+    global _timing0
     seq = match.seq
     seen = match.history.seen
-    # Built once for both seats (the same values): the deadline, the server time.
+    # Built once for both seats (the same values): the deadline, the server time; and for the
+    # spectators' view of the same change (spectate_state).
     now = env.now
     deadline = _deadline(match.deadline, now)
     server_time = round(now, 3)
+    _timing0 = (fx, match, seq, match.deadline, deadline, server_time)
     first = seq - count
     for rs in (0, 1):
         peer = pair[rs].peer
@@ -202,8 +214,11 @@ def match_update(
 # ----- spectators (PROTOCOL.md §16) -----------------------------------------------------------------
 
 
-def spectate_state(room: Room, now: float) -> m.SpectateState:
+def spectate_state(room: Room, now: float, fx: Effects | None = None) -> m.SpectateState:
     """What every spectator of ``room`` sees now (``now``: the room's clock): public information only (§16).
+
+    ``fx``: the Effects of the change being performed; when their :func:`match_update` built the
+    players' ``state`` of this position, the view shows its deadline and server time (:data:`_timing0`).
 
     Built once per change for all of the room's spectators. Before the end it reads only the
     room's names and presence, the position's phase, seat to move and turn, and the public layers
@@ -233,11 +248,16 @@ def spectate_state(room: Room, now: float) -> m.SpectateState:
         assert outcome is not None
         result = result_of(outcome, 0)
         reveal = reveal_of(state.reveal(), 0)
+    timing = _timing0
+    if fx is not None and timing[0] is fx and timing[1] is match and timing[2] == match.seq and timing[3] == match.deadline:
+        deadline, server_time = timing[4], timing[5]
+    else:
+        deadline, server_time = _deadline(match.deadline, now), round(now, 3)
     # Positional, in the field order of m.SpectateState: built once per action of a watched room.
     return m.SpectateState(
         room.code, "finished" if over else "playing", len(room.spectators or ()), players, match.id, match.number,
-        match.seq, state.phase._value_, state.to_move, state.turn, None if over else _deadline(match.deadline, now),
-        round(now, 3), board, result, reveal,
+        match.seq, state.phase._value_, state.to_move, state.turn, None if over else deadline,
+        server_time, board, result, reveal,
     )
 
 

@@ -382,8 +382,8 @@ def test_a_planted_leak_of_the_second_seat_is_caught(monkeypatch: pytest.MonkeyP
     """One bit of seat 1's mines (their row parity) in a field far from the board: caught too."""
     real = presenter.spectate_state
 
-    def leaky(room: Room, now: float) -> Any:
-        message = real(room, now)
+    def leaky(room: Room, now: float, fx: Any = None) -> Any:
+        message = real(room, now, fx)
         if room.match is None or room.match.over:
             return message
         parity = sum(c // 8 for c in cells(room.match.state.mines[1])) % 2

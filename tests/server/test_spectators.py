@@ -497,8 +497,8 @@ def test_one_view_is_built_per_change_whatever_the_number_of_spectators(monkeypa
     built: list[SpectateState] = []
     real = presenter.spectate_state
 
-    def counting(room: Any, now: float) -> SpectateState:
-        built.append(real(room, now))
+    def counting(room: Any, now: float, fx: Any = None) -> SpectateState:
+        built.append(real(room, now, fx))
         return built[-1]
 
     monkeypatch.setattr(presenter, "spectate_state", counting)
@@ -565,3 +565,30 @@ def test_a_room_keeps_one_players_list_while_both_are_connected() -> None:
     away = viewer.last("spectate_state")["players"]
     assert [p["connected"] for p in away].count(False) == 1 and any(p["grace"] is not None for p in away)
     assert presenter.spectate_state(room, h.core.rooms.now()).players is not first.players
+
+
+def test_the_view_of_an_action_shows_the_players_deadline_and_server_time() -> None:
+    """§16: the spectators' view built for the Effects of an action (presenter._timing0) shows the
+    deadline and server time of the players' ``state`` of that action, even when the clock moved
+    on before it was built; any other change (other Effects, or none) is timed when built."""
+    from mineduel.server import presenter
+    from mineduel.server.effects import Effects
+
+    h = Harness()
+    a, _ = h.start()
+    _watch(h, a.room)
+    assert a.send(**oracle_message(h.match(a).state))[-1]["type"] == "ok"  # one action in the record
+    room = h.rooms.rooms[a.room]
+    match = room.match
+    assert match is not None
+    env = h.rooms.env(room)
+    fx = Effects()
+    presenter.match_update(room, 1, env, fx, None)
+    state = next(msg for _, msg in fx.out if msg is not None and msg.TYPE.value == "state")
+    later = env.now + 0.4567
+    view = presenter.spectate_state(room, later, fx)
+    assert (view.server_time, view.deadline) == (state.server_time, state.deadline)  # type: ignore[union-attr]
+    other = presenter.spectate_state(room, later, Effects())
+    assert other.server_time == round(later, 3) != state.server_time  # type: ignore[union-attr]
+    assert other.deadline is not None and other.deadline.left == round(match.deadline - later, 3)  # type: ignore[operator]
+    assert presenter.spectate_state(room, later).server_time == round(later, 3)
