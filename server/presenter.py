@@ -58,7 +58,6 @@ def room(room: Room, seat: Seat, env: Env) -> m.Room:
         match.id if match is not None else None, fairness.commitment(room.next_seed),
         None if expires is None else round(expires, 3), round(now, 3), len(room.spectators or ()), room.rated,
         room.watchable,
-        seat.sid == 0 and not room.quick,  # §16 host: the creator's seat may set_spectators (watch-privacy)
     )
 
 
@@ -71,8 +70,7 @@ def room_updates(room_: Room, env: Env, fx: Effects) -> None:
 
 def room_info(room: Room, rid: m.RequestId | None) -> m.RoomInfo:
     return m.RoomInfo(
-        room.code, room.status, len(room.seats), len(room.seats) < 2, fairness.commitment(room.next_seed), rid,
-        room.watchable,  # §16: on the wire only when false (watch-privacy)
+        room.code, room.status, len(room.seats), len(room.seats) < 2, fairness.commitment(room.next_seed), rid
     )
 
 
