@@ -225,8 +225,8 @@ class LineProtocol(LineOnlyReceiver):
         """Write ``messages`` in order; while paused, snapshots wait in the tail (coalesced)."""
         if self.cut or self.transport is None:
             return
-        if not self.paused:
-            write_now(self.conn, b"".join([line(message) for message in messages]))
+        if not self.paused:  # nearly always; a spectator's turn is one view: no list to join
+            write_now(self.conn, line(messages[0]) if len(messages) == 1 else b"".join([line(message) for message in messages]))
             self.wrote()
             return
         tail = self.tail
@@ -292,18 +292,21 @@ def write_now(transport: Connection, data: bytes) -> None:
     """
     if type(transport) is ProxyHeaderProtocol:  # --proxy-protocol: plain TCP beneath, the header long read
         transport = cast(Connection, transport.transport)
-    if not isinstance(cast(object, transport), tcp.Connection):
+    tcp_conn: object = transport
+    if not isinstance(tcp_conn, tcp.Connection):
         # A TLS transport forwards unknown attributes to the TCP connection beneath it: its
         # ``socket`` would put plaintext on the wire. Only a plain TCP connection takes the shortcut.
         transport.write(data)
         return
-    sock = getattr(transport, "socket", None)
+    # Plain attributes of every tcp.Connection (FileDescriptor's), read directly; only ``socket``
+    # goes once the connection is lost.
+    sock = getattr(tcp_conn, "socket", None)
     if (
         sock is None
-        or not getattr(transport, "connected", False)
-        or getattr(transport, "disconnecting", True)
-        or getattr(transport, "_tempDataBuffer", True)
-        or getattr(transport, "offset", 0) != len(getattr(transport, "dataBuffer", b""))
+        or not tcp_conn.connected
+        or tcp_conn.disconnecting
+        or tcp_conn._tempDataBuffer
+        or tcp_conn.offset != len(tcp_conn.dataBuffer)
     ):
         transport.write(data)
         return
