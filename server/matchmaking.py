@@ -113,6 +113,9 @@ class Waiting:
     address: str
     since: float
     penalty_until: float = 0.0
+    # Its quick_match's ``spectators`` (PROTOCOL.md §17): a matched room is watchable only if both
+    # let others watch. Not a pairing criterion: nobody waits longer for asking for privacy.
+    watch: bool = True
 
 
 @dataclass

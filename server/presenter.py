@@ -70,7 +70,8 @@ def room_updates(room_: Room, env: Env, fx: Effects) -> None:
 
 def room_info(room: Room, rid: m.RequestId | None) -> m.RoomInfo:
     return m.RoomInfo(
-        room.code, room.status, len(room.seats), len(room.seats) < 2, fairness.commitment(room.next_seed), rid
+        room.code, room.status, len(room.seats), len(room.seats) < 2, fairness.commitment(room.next_seed), rid,
+        room.watchable,  # §16: on the wire only when false (watch-privacy)
     )
 
 

@@ -88,8 +88,11 @@ class QuickMatch:
     def queued(self, peer: int) -> bool:
         return peer in self.player_of
 
-    def join(self, peer: int) -> None:
-        """``quick_match``: the checks of §17 in order, then ``queue`` (waiting) to this connection."""
+    def join(self, peer: int, *, spectators: bool = True) -> None:
+        """``quick_match``: the checks of §17 in order, then ``queue`` (waiting) to this connection.
+
+        ``spectators``: whether this player lets others watch (a matched room is watchable only if
+        both players do, PROTOCOL.md §17)."""
         rooms = self.rooms
         player = rooms.players.of(peer)
         if player is None:
@@ -120,7 +123,7 @@ class QuickMatch:
             # queue reply never shown) instead of a waiter the server no longer knows (red-team).
             commits.stage_player(player.key_hash, player)
         now = rooms.now()
-        self._enter(peer, player, now)
+        self._enter(peer, player, now, watch=spectators)
         self._pair_soon()
 
     def _confirming(self, player: str) -> bool:
@@ -131,10 +134,10 @@ class QuickMatch:
                 return True
         return False
 
-    def _enter(self, peer: int, player: Player, since: float) -> None:
+    def _enter(self, peer: int, player: Player, since: float, *, watch: bool = True) -> None:
         r = player.rating
         owner = self.owner_of(peer)
-        self.queue.join(Waiting(player.player, r.value, r.deviation, owner, since, self._address_wait(owner)))
+        self.queue.join(Waiting(player.player, r.value, r.deviation, owner, since, self._address_wait(owner), watch))
         self.peer_of[player.player] = peer
         self.player_of[peer] = player.player
         self.rooms.outbox.send(peer, m.QueueStatus("waiting", round(since, 3), round(self.rooms.now(), 3)))
@@ -233,8 +236,9 @@ class QuickMatch:
             return
         players = (first, second)
         owner = self.owner_of(peers[0])
+        # Watchable only if both players let others watch (their quick_match's ``spectators``, §17).
         room = Room(code=lobby._new_code(env), created=env.now, next_seed=env.randbytes(32).hex(), owner=owner,
-                    rated=True, quick=True)
+                    rated=True, quick=True, watchable=a.watch and b.watch)
         fx = Effects()
         tokens = []
         for sid, (peer, player) in enumerate(zip(peers, players, strict=True)):

@@ -34,7 +34,7 @@ from twisted.logger import Logger
 from mineduel.server import presenter
 from mineduel.server.commits import Batch, CommitQueue, Outbox
 from mineduel.server.config import Config
-from mineduel.server.effects import Effects, Env, RandBytes, log_always
+from mineduel.server.effects import Effects, Env, RandBytes, StoreRoom, log_always
 from mineduel.server.limits import RecordCaps
 from mineduel.server.lobby import Lobby, PeerInfo, hash_token
 from mineduel.server.persistence import Persistence
@@ -399,4 +399,37 @@ def _release(rooms: Rooms, room: Room, env: Env) -> None:
     rooms.lobby.forget(room)
     if env.may_log(room.owner):
         log.info("quick_room_released room={room}", room=room.code)
+    rooms.perform(fx)
+
+
+def set_spectators(rooms: Rooms, peer: int, req: m.SetSpectators) -> None:
+    """§16: the room's creator lets others watch it, or not (the room's ``watchable``, stored).
+
+    Only the creator (seat 0, while it sits there): its choice made the room, and the joiner
+    came in knowing it. Never in a quick-match room (``not_host``): there it is both players'
+    choice at once (§17), and neither may overrule the other. Off is taken at any moment
+    (privacy first: the ones watching get ``room_closed`` ``spectating_off`` and stop, the
+    players see the count go); on only while no match runs (``match_running``): a match both
+    started unwatched stays unwatched. Asking for what already holds is ``ok`` and changes nothing.
+    """
+    room, seat, env = rooms._seated(peer)
+    if room.quick:
+        raise ProtocolError(
+            ErrorCode.NOT_HOST, "a quick-match room is watchable only if both players allowed it; it cannot change",
+        )
+    if seat.sid != 0:
+        raise ProtocolError(ErrorCode.NOT_HOST, f"only the player who created room {room.code} chooses who may watch")
+    if req.allowed and room.match is not None and not room.match.over:
+        raise ProtocolError(ErrorCode.MATCH_RUNNING, "watching can be turned on before or between matches only")
+    if room.watchable is req.allowed:
+        return
+    fx = Effects()
+    fx.touch(room)
+    room.watchable = req.allowed
+    fx.writes.append(StoreRoom(room.code, room))
+    if not req.allowed:
+        rooms.lobby.close_for_spectators(room, fx, "spectating_off")
+    presenter.room_updates(room, env, fx)
+    if env.may_log(room.owner):
+        log.info("room_spectators room={room} allowed={allowed}", room=room.code, allowed=req.allowed)
     rooms.perform(fx)

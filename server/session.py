@@ -31,7 +31,7 @@ from mineduel.server.limits import AddressLimits, AddressState
 from mineduel.server.lobby import PeerInfo, live_rooms
 from mineduel.server.match import RandBytes
 from mineduel.server.quickmatch import QuickMatch
-from mineduel.server.rooms import Rooms
+from mineduel.server.rooms import Rooms, set_spectators
 from mineduel.server.storage import Storage
 from mineduel.shared.wire import messages as m
 from mineduel.shared.wire.codec import (
@@ -73,6 +73,7 @@ WRITING_REQUESTS = frozenset({
     ClientType.CREATE, ClientType.JOIN, ClientType.RESUME, ClientType.READY, ClientType.LEAVE,
     ClientType.RESIGN, ClientType.REMATCH, *ACTION_TYPES,
     ClientType.IDENTIFY, ClientType.RENAME, ClientType.QUICK_MATCH,  # §17: players and their rooms are stored
+    ClientType.SET_SPECTATORS,  # §16: the room's watchable flag is stored
 })
 """Requests that store something when accepted: refused at once while storage is failing."""
 
@@ -533,6 +534,8 @@ class ServerCore:
             rooms.leave(pid)
         elif isinstance(req, m.Rematch):
             rooms.rematch(pid, req)
+        elif isinstance(req, m.SetSpectators):
+            set_spectators(rooms, pid, req)
         self.outbox.send(pid, m.Ok(kind._value_, rid))
 
     def _owner_of(self, pid: int) -> str:
@@ -553,7 +556,7 @@ class ServerCore:
                 player = players.rename(pid, conn.info.owner, req.name, now, wall, self.commits)
             self.outbox.send(pid, player.info())
         elif isinstance(req, m.QuickMatch):
-            self.quick.join(pid)
+            self.quick.join(pid, spectators=req.spectators)
         elif isinstance(req, m.LeaveQueue):
             self.quick.leave(pid)
         elif isinstance(req, m.GetProfile):

@@ -276,6 +276,11 @@ def parse_request(kind: ClientType, msg: Mapping[str, Any]) -> m.ClientMessage:
         return m.Ready(ready, client_seed(msg), rid)
     if kind is ClientType.LEAVE:
         return m.Leave(rid)
+    if kind is ClientType.SET_SPECTATORS:
+        allowed = msg.get("allowed")
+        if not isinstance(allowed, bool):
+            raise bad("'allowed' must be true or false")
+        return m.SetSpectators(allowed, rid)
     if kind is ClientType.RESIGN:
         return m.Resign(_optional_match_id(msg), rid)
     if kind is ClientType.REMATCH:
@@ -319,7 +324,10 @@ def _player_request(kind: ClientType, msg: Mapping[str, Any], rid: str | int | N
     if kind is ClientType.RENAME:
         return m.Rename(_wanted_name(msg), rid)
     if kind is ClientType.QUICK_MATCH:
-        return m.QuickMatch(rid)
+        spectators = msg.get("spectators", True)
+        if not isinstance(spectators, bool):
+            raise bad("'spectators' must be true or false")
+        return m.QuickMatch(rid, spectators)
     if kind is ClientType.LEAVE_QUEUE:
         return m.LeaveQueue(rid)
     if kind is ClientType.GET_PROFILE:

@@ -686,18 +686,22 @@ class RoomInfo:
     open: bool
     commitment: str
     id: RequestId | None = None
+    watchable: bool = True  # §16: false when the room refuses spectators; on the wire only then (additive)
 
     def wire(self) -> Json:
-        return _with_id({
+        out: Json = {
             "type": "room_info", "room": self.room, "status": self.status, "seats": self.seats,
             "open": self.open, "commitment": self.commitment,
-        }, self.id)
+        }
+        if not self.watchable:
+            out["watchable"] = False
+        return _with_id(out, self.id)
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> RoomInfo:
         return cls(
             _room_code(obj), _choice(obj, "status", _STATUSES), _int(obj, "seats", 0, 2), _bool(obj, "open"),
-            _hex(obj, "commitment", 64), _rid(obj),
+            _hex(obj, "commitment", 64), _rid(obj), _bool(obj, "watchable") if "watchable" in obj else True,
         )
 
 
@@ -1638,6 +1642,19 @@ class Leave:
 
 @_fast_init
 @dataclass(frozen=True, slots=True)
+class SetSpectators:
+    """§16: the room's creator lets others watch its room, or stops them (watching ones get ``room_closed``)."""
+
+    TYPE: ClassVar[ClientType] = ClientType.SET_SPECTATORS
+    allowed: bool
+    id: RequestId | None = None
+
+    def wire(self) -> Json:
+        return _with_id({"type": "set_spectators", "allowed": self.allowed}, self.id)
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True)
 class MatchAction:
     """``explore``/``plant``/``flag``/``unflag`` (with a cell) and ``end_turn`` (without)."""
 
@@ -1727,9 +1744,13 @@ class Rename:
 class QuickMatch:
     TYPE: ClassVar[ClientType] = ClientType.QUICK_MATCH
     id: RequestId | None = None
+    spectators: bool = True  # §17: this player lets others watch; the room is watchable only if both do
 
     def wire(self) -> Json:
-        return _with_id({"type": "quick_match"}, self.id)
+        out: Json = {"type": "quick_match"}
+        if not self.spectators:
+            out["spectators"] = False
+        return _with_id(out, self.id)
 
 
 @_fast_init
@@ -1804,7 +1825,7 @@ class Bye:
 
 ClientMessage: TypeAlias = (
     Hello | PingRequest | PongReply | CreateRoom | Peek | Join | Resume | Ready | Leave | MatchAction
-    | Resign | Rematch | GetRecord | Bye | Spectate
+    | Resign | Rematch | GetRecord | Bye | Spectate | SetSpectators
     | Identify | Rename | QuickMatch | LeaveQueue | GetProfile | GetLeaderboard | LiveRoomsRequest
 )
 

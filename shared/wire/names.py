@@ -74,6 +74,7 @@ class ClientType(StrEnum):
     GET_PROFILE = "get_profile"  # §17
     GET_LEADERBOARD = "get_leaderboard"  # §17
     LIVE_ROOMS = "live_rooms"  # the listed rooms with a match to watch now (§16)
+    SET_SPECTATORS = "set_spectators"  # §16: the room's creator lets others watch it, or not
 
 
 class ServerType(StrEnum):
@@ -148,6 +149,7 @@ class ErrorCode(StrEnum):
     STORAGE_UNAVAILABLE = "storage_unavailable"  # the database cannot be written now; nothing changed
     SPECTATING_OFF = "spectating_off"  # spectate: the room's host turned spectating off (§16)
     TOO_MANY_SPECTATORS = "too_many_spectators"  # spectate: the room's or the address's limit (§16)
+    NOT_HOST = "not_host"  # set_spectators: only the room's creator, never in a quick-match room (§16)
     SPECTATOR = "spectator"  # a seat request (or create/join/resume) from a watching connection (§16)
     IDENTIFY_REQUIRED = "identify_required"  # §17: quick match, a rated room, rename: identify first
     ALREADY_IDENTIFIED = "already_identified"  # §17: identify again with another key
