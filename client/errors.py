@@ -24,6 +24,7 @@ ERROR_KEYS: dict[str, str] = {
     ErrorCode.STORAGE_UNAVAILABLE: "online.error.storage_unavailable",
     ErrorCode.REPLACED: "online.error.replaced",
     ErrorCode.MATCH_RUNNING: "online.error.match_running",
+    ErrorCode.NOT_HOST: "watch.error.not_host",  # §16: set_spectators from the joiner or in a quick room
     ErrorCode.IDENTIFY_REQUIRED: "player.error.identify_required",  # §17: a rated room, quick match, rename
     ErrorCode.TOO_MANY_PLAYERS: "player.error.too_many_players",
     ErrorCode.BAD_NAME: "player.error.bad_name",

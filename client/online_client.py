@@ -319,6 +319,7 @@ class OnlineClient:
         self.room_info: RoomInfo | None = None
         self.room: Room | None = None
         self.room_code: str | None = None
+        self.created: str | None = None  # the room this session created (room_created): its host may set_spectators (§16)
         self.invite: str | None = None
         self.token: str | None = None
         self.token_saved = True
@@ -408,6 +409,7 @@ class OnlineClient:
         self.room_info = None
         self.room = None
         self.room_code = None
+        self.created = None
         self.invite = None
         self.token = None
         self.match = None
@@ -535,8 +537,11 @@ class OnlineClient:
                 self.moves = 0
             case RoomCreated():
                 self.take_seat(msg.room, msg.invite, msg.token)
+                self.created = self.room_code
             case Joined():
                 self.take_seat(msg.room, msg.invite, None if msg.resumed else msg.token)
+                if not msg.resumed:
+                    self.created = None  # a joined seat is not its room's creator
             case Room():
                 codec.room_code(msg.room)
                 self.room = msg

@@ -39,6 +39,7 @@ from mineduel.shared.wire.messages import (
     RoomCreated,
     RoomInfo,
     ServerMessage,
+    SetSpectators,
     Welcome,
 )
 from mineduel.shared.wire.names import ErrorCode
@@ -161,6 +162,11 @@ class Requests:
         if seed is not None:
             self._keep_seed(seed)
         self.send(lambda rid: Ready(ready, seed, rid))
+
+    def set_spectators(self, allowed: bool) -> None:
+        """The room's creator lets others watch it, or not (PROTOCOL.md §16); the waiting room then
+        shows the server's ``room`` (``watchable``), never what was asked."""
+        self.send(lambda rid: SetSpectators(allowed, rid))
 
     def rematch(self) -> None:
         seed = self.session.services.client_seed()

@@ -1154,3 +1154,72 @@ def _friend_lan_cluster(s: Shooter) -> None:
     rig.found[:] = [front, laptop]
     rig.click("find")
     s.settle(0.3)
+
+
+# ----- watch-privacy -----
+# The player's choice about being watched, everywhere (issue 19): the room creator's toggle in the
+# waiting room (set_spectators, §16), a spectator sent away by it, a quick match under a player's
+# "Let others watch" off (§17), and a room page whose peek says it takes no spectators.
+
+
+def _privacy_waiting(s: Shooter) -> Rig:
+    """The host's waiting room with the opponent in and one person watching."""
+    rig = _rig(s)
+    rig.host()
+    rig.opponent_joins()
+    eye = rig.server.peer()
+    eye.send(type="spectate", room=rig.code)
+    s.watchers = eye  # type: ignore[attr-defined]
+    s.settle(0.5)
+    return rig
+
+
+@shot("watch_privacy_toggle_on")
+def _watch_privacy_toggle_on(s: Shooter) -> None:
+    """The creator's waiting room: Let others watch (checked), one watching beside the invite link."""
+    _privacy_waiting(s)
+
+
+@shot("watch_privacy_toggle_off")
+def _watch_privacy_toggle_off(s: Shooter) -> None:
+    """After one tap: the server turned watching off, the spectator was sent away, 'Watching off'."""
+    rig = _privacy_waiting(s)
+    rig.click("room_watch")
+    s.settle(0.5)
+
+
+@shot("watch_privacy_spectator_sent_away")
+def _watch_privacy_spectator_sent_away(s: Shooter) -> None:
+    """A spectator whose room's host turned watching off: the card says so (room_closed spectating_off)."""
+    duel = _watching(s, 12)[1]
+    duel.players[0].send(type="set_spectators", allowed=False)
+    s.settle(0.5)
+
+
+@shot("watch_privacy_quick_searching")
+def _watch_privacy_quick_searching(s: Shooter) -> None:
+    """Searching with Let others watch off: 'Watching off' in the title row (sent with quick_match)."""
+    rig, _script = _players_rig(s)
+    rig.click("allow_watch")
+    s.settle(0.2)
+    rig.click("quick")
+    s.settle(7.2)
+
+
+@shot("watch_privacy_quick_matched")
+def _watch_privacy_quick_matched(s: Shooter) -> None:
+    """Matched with an opponent who asked not to be watched: the room is not watchable, said on top."""
+    script = _players_searching(s, 6.0)[1]
+    script.opponent = {"display": "山田太郎#77aa", "rating": 1523.4, "provisional": False}
+    script.pair(opponent_name="山田太郎", opponent_watch=False)
+    s.settle(3.0)
+
+
+@shot("watch_privacy_room_page")
+def _watch_privacy_room_page(s: Shooter) -> None:
+    """A link to a room that takes no spectators: its Watch says so before any tap (peek's watchable)."""
+    rig = _rig(s)
+    other = rig.server.peer()
+    code = other.send(type="create_room", client_seed="x", spectators=False)[0]["room"]
+    rig.lobby.open_link(f"mineduel://192.168.1.5:47650/join/{code}")
+    s.settle(0.5)

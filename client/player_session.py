@@ -281,13 +281,14 @@ class QuickQueue:
         self.dissolved: str | None = None  # the matched room a ``queue`` message already said was dissolved
         self.played: str | None = None  # the room of the last quick match that started (left after its end)
 
-    def start(self) -> None:
-        """Join the queue (the screen made sure of the identity first)."""
+    def start(self, *, spectators: bool = True) -> None:
+        """Join the queue (the screen made sure of the identity first); ``spectators``: the player's
+        *Let others watch* (PROTOCOL.md §17: the matched room is watchable only if both allow it)."""
         if self.players.identity is None or self.state is not Quick.IDLE or self.session.seated:
             return
         self.state = Quick.JOINING
         self.notice = None
-        self.session.requests.send(lambda rid: QuickMatch(rid), on_error=self._refused)
+        self.session.requests.send(lambda rid: QuickMatch(rid, spectators), on_error=self._refused)
 
     def _refused(self, code: str) -> None:
         if code == ErrorCode.ALREADY_QUEUED:

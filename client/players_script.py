@@ -78,6 +78,7 @@ class _Link:
         self.player: dict[str, Any] | None = None
         self.key: str | None = None
         self.queued = False
+        self.spectators = True  # its quick_match's choice (issue 19): the paired room is watchable only if both allow it
 
     @property
     def pid(self) -> int:
@@ -194,6 +195,7 @@ class PlayersScript:
                 link.deliver({"type": "error", "code": "identify_required", "message": "", "request": kind, **_id(rid)})
                 return
             link.queued = True
+            link.spectators = msg.get("spectators", True) is not False
             link.deliver({"type": "queue", "status": "waiting", "since": self.now, "server_time": self.now})
             link.deliver(ok)
         elif kind == "leave_queue":
@@ -218,13 +220,15 @@ class PlayersScript:
             link.deliver({**copy.deepcopy(self.leaderboard), **_id(rid)})
 
     # ----- quick match over the real core --------------------------------------------------------------
-    def pair(self, *, opponent_name: str = "Bob", confirm_left: float = 10.0) -> str:
-        """Match the queued client with a scripted opponent in a real room; the room's code."""
+    def pair(self, *, opponent_name: str = "Bob", confirm_left: float = 10.0, opponent_watch: bool = True) -> str:
+        """Match the queued client with a scripted opponent in a real room; the room's code (watchable
+        only if both the client's ``quick_match`` and ``opponent_watch`` allow it, §17)."""
         link = self.link
         assert link.queued, "the client is not searching"
         link.queued = False
         self.peer = self.srv.peer()
-        code = str(self.peer.send(type="create_room", name=opponent_name, client_seed="opp")[0]["room"])
+        watch = link.spectators and opponent_watch
+        code = str(self.peer.send(type="create_room", name=opponent_name, client_seed="opp", spectators=watch)[0]["room"])
         self.rated_rooms.add(code)
         self.pairing[link.pid] = code
         self._confirm_left = confirm_left

@@ -365,7 +365,8 @@ class Watcher:
             case RoomClosed() if msg.room == self.room:
                 self.connection.drop()
                 self.status = Watch.CLOSED
-                self.error = "watch.room_closed"
+                # The host turned watching off (§16): the room goes on, but not for us.
+                self.error = "watch.closed_off" if msg.reason == "spectating_off" else "watch.room_closed"
                 self.deadline_local = None
                 self.revision += 1
             case Ping():

@@ -42,7 +42,7 @@ import pygame
 
 from mineduel.client.i18n import native_name
 from mineduel.client.online_client import Conn, FoundServer, HostInfo, LanRoom, OnlineClient, OnlineServices, SessionSnapshot
-from mineduel.client.scenes.allow_watch import add_allow_watch
+from mineduel.client.scenes.allow_watch import add_allow_watch, add_room_watch
 from mineduel.client.scenes.base import Context, Scene
 from mineduel.client.scenes.game import GameScene
 from mineduel.client.scenes.lobby_paint import LobbyPainter
@@ -514,8 +514,12 @@ class OnlineScene(Scene):
             can_join = bool(info and info.open) and self.tokens_ok and c is not None and c.busy is None
             button(56, lambda: t("online.join"), partial(self.seats.join, room) if c and room else (lambda: None),
                    style="primary", icon="person", name="join", enabled=can_join, text_size=18)
-            button(52, lambda: t("watch.button"), self.watching.watch_room_page, icon="eye", icon_color=palette.ME_LIGHT,
-                   name="watch_room", enabled=room is not None, text_size=17)
+            # Issue 19: a room that refuses spectators says so on its Watch (peek's watchable, §5); an
+            # older server does not say, and its spectate answers for itself.
+            off = info is not None and not info.watchable
+            button(52, lambda: t("watch.off_here" if off else "watch.button"), self.watching.watch_room_page, icon="eye",
+                   icon_color=palette.INK_FAINT if off else palette.ME_LIGHT, name="watch_room",
+                   enabled=room is not None and not off, text_size=15 if off else 17)
             focus_join = can_join
             self.ys["notice_y"] = y
             buttons.append(Button(bottom, lambda: t("action.back"), self.back, style="ghost", icon="back", name="room_back"))
@@ -541,6 +545,7 @@ class OnlineScene(Scene):
             if c is not None and c.room is not None and c.room.next_commitment:
                 buttons.append(Button(pygame.Rect(LEFT + INNER - 10 - 44, y + 6, 44, 44), lambda: "", self.copy_seal,
                                       style="ghost", icon="export", icon_color=palette.ME_LIGHT, radius=12, name="copy_seal"))
+            add_room_watch(self, buttons, y + 84 + 12)  # issue 19: the creator turns watching on/off (§16)
             buttons.append(Button(bottom, lambda: t("online.leave"), c.requests.leave if c else (lambda: None), style="ghost",
                                   icon="quit", icon_color=palette.OPP, name="leave"))
         elif page in ("connecting", "reconnecting"):

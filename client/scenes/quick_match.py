@@ -132,7 +132,7 @@ class QuickMatchScene(Scene):
         players = self.players
         if players is not None and self.wanted and players.identity is not None and players.queue.state is Quick.IDLE:
             self.wanted = False
-            players.queue.start()
+            players.queue.start(spectators=self.ctx.settings.allow_watch)  # issue 19: the player's choice
 
     def cancel(self) -> None:
         """Cancel / Back: out of the queue (a matched seat is kept: the lobby's waiting room shows it)."""

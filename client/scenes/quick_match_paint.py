@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pygame
 
 from mineduel.client.player_session import Quick
+from mineduel.client.scenes.allow_watch import draw_off_pill, quick_watch_off
 from mineduel.client.scenes.rating_words import fit_name, rating_text
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
@@ -70,6 +71,11 @@ class QuickMatchPainter:
         canvas.fill(palette.BACKGROUND, area)
         blit_text(canvas, ctx.fonts, t("quick.title"), 22, palette.INK, bold=True, midleft=(LEFT + 4, TITLE_Y))
         page = scene.page
+        if page in ("searching", "matched"):  # issue 19: the player's choice, then the room's (§17)
+            quick = scene.quick()
+            matched = None if quick is None or quick.matched is None else quick.matched.room
+            if quick_watch_off(scene.lobby, matched if page == "matched" else None):
+                draw_off_pill(canvas, scene.lobby, right=W - LEFT - 4, y=TITLE_Y)
         draw = getattr(self, f"_draw_{page}", None)
         if draw is not None:
             draw(canvas)

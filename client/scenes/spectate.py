@@ -155,8 +155,8 @@ class SpectateScene(Scene):
     def problem(self) -> tuple[str, bool] | None:
         """A message over the board (the key, and whether Try again is offered), or ``None``."""
         w = self.watcher
-        if w.status == Watch.CLOSED:
-            return "watch.room_closed", False
+        if w.status == Watch.CLOSED:  # gone, or its host turned watching off (issue 19)
+            return w.error if w.error == "watch.closed_off" else "watch.room_closed", False
         if w.status == Watch.FAILED and w.error is not None:
             return w.error, w.error in RETRYABLE
         return None

@@ -340,7 +340,7 @@ class SpectatePainter:
         canvas.blit(shapes.rounded(board.size, 18, (*palette.BACKGROUND_DEEP, 150)), board)  # the last view, dimmed
         canvas.blit(shapes.shadow(card.size, 20, palette.SHADOW, 60, 14), (card.x - 14, card.y - 8))
         canvas.blit(shapes.rounded(card.size, 20, palette.CARD, 1, palette.CARD_BORDER), card)
-        closed = key == "watch.room_closed"
+        closed = key in ("watch.room_closed", "watch.closed_off")
         icon = shapes.icon("eye" if closed else "warning", 40, palette.INK_SOFT if closed else palette.WARN)
         canvas.blit(icon, icon.get_rect(center=(card.centerx, card.top + 40)))
         title = ctx.t("watch.stopped")
