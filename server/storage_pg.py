@@ -126,6 +126,35 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE nodes ADD COLUMN IF NOT EXISTS live text;
     """,
+    # 7: the fence of step 4, planned once (issue 21, docs/PERFORMANCE.md "Cluster: the commit's
+    # cost"): the server's connections plan every prepared statement once (generic plans), and
+    # step 4's check, a join of the codes' unnest with rooms, then became a scan of every room at
+    # every commit. Each room is now locked and read by its key, in the order step 4 locked them;
+    # ``FOR UPDATE`` returns the row as it is once locked (a takeover committed meanwhile is seen).
+    """
+    CREATE OR REPLACE FUNCTION mineduel_fence(me text, codes text[], epochs bigint[]) RETURNS integer
+    LANGUAGE plpgsql VOLATILE AS $fence$
+    DECLARE
+        lost text[] := '{}';
+        c text;
+        e bigint;
+        o text;
+        found_epoch bigint;
+    BEGIN
+        FOR c, e IN SELECT h.code, h.epoch FROM unnest(codes, epochs) AS h(code, epoch) ORDER BY h.code LOOP
+            SELECT r.owner, r.epoch INTO o, found_epoch FROM rooms r WHERE r.code = c FOR UPDATE;
+            IF NOT FOUND OR o IS DISTINCT FROM me OR found_epoch <> e THEN
+                lost := lost || c;
+            END IF;
+        END LOOP;
+        IF cardinality(lost) > 0 THEN
+            RAISE EXCEPTION 'rooms owned by another node now: %', array_to_string(lost, ',')
+                USING ERRCODE = 'MD001', DETAIL = array_to_string(lost, ',');
+        END IF;
+        RETURN cardinality(codes);
+    END
+    $fence$;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 """This server's PostgreSQL schema (its own numbering: SQLite's is ``storage.SCHEMA_VERSION``)."""
@@ -224,6 +253,12 @@ class PostgresStorage:
             conninfo = make_conninfo(self.dsn, **{k: v for k, v in defaults.items() if k not in given})
             db = psycopg.connect(conninfo, autocommit=True)
             db.prepared_max = _PREPARED  # the commit's shapes (_FAST) stay prepared, not re-prepared in turn
+            # Every statement this server prepares (psycopg: the 5th time it runs) is a lookup by key
+            # or a write of given rows, whose plan does not depend on the values: planned once, not
+            # re-planned at every commit as PostgreSQL's "auto" did (its custom plans looked cheaper)
+            # — about 150 µs of the database's CPU per commit (measured, docs/PERFORMANCE.md
+            # "Cluster: the commit's cost"). The fence function's own statements too.
+            db.execute("SET plan_cache_mode = force_generic_plan")
             self._db = db
         return db
 

@@ -50,7 +50,7 @@ def test_a_schema_1_database_is_migrated(pg_dsn, pg_open):
         db.execute("""INSERT INTO actions VALUES ('m1', 0, '{"a":0}')""")
         db.execute("""INSERT INTO results VALUES ('m0', 'OLDABC', 10.0, 'rec')""")
     storage = pg_open(node="n1")
-    assert SCHEMA_VERSION == 6 and storage.meta("schema") == "6" and storage.meta("clock") == "1234.5"
+    assert SCHEMA_VERSION == 7 and storage.meta("schema") == "7" and storage.meta("clock") == "1234.5"
     assert storage.room_codes() == ["OLDABC"] and room_row(pg_dsn, "OLDABC") == (None, 0)
     assert storage.load_room("OLDABC") == ({"match": {"id": "m1"}, "owner": "t"}, [{"a": 0}])
     assert room_row(pg_dsn, "OLDABC") == ("n1", 1) and storage.held() == {"OLDABC": 1}

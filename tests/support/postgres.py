@@ -112,7 +112,8 @@ class PostgresServer:
             "full_page_writes": "on" if self.durable else "off",
         }
         if self.statements:
-            settings.update({"shared_preload_libraries": "'pg_stat_statements'", "pg_stat_statements.track": "all"})
+            settings.update({"shared_preload_libraries": "'pg_stat_statements'", "pg_stat_statements.track": "all",
+                             "pg_stat_statements.track_planning": "on"})
         with (self.data / "postgresql.auto.conf").open("a", encoding="utf-8") as conf:
             for key, value in settings.items():
                 conf.write(f"{key} = {value}\n")
@@ -174,13 +175,14 @@ def reset_statement_stats(dsn: str) -> None:
 
 
 def statement_stats(dsn: str, limit: int = 12) -> dict[str, object]:
-    """Since :func:`reset_statement_stats`: the busiest statements (calls, total ms, rows, WAL
+    """Since :func:`reset_statement_stats`: the busiest statements (calls, total ms planning and
+    executing, rows, WAL
     records and bytes) and the server's WAL totals (records, bytes, full-page images, syncs)."""
     import psycopg
 
     with psycopg.connect(dsn, autocommit=True) as db:
         rows = db.execute(
-            "SELECT calls, total_exec_time, rows, wal_records, wal_bytes, wal_fpi, toplevel, "
+            "SELECT calls, total_exec_time + total_plan_time, rows, wal_records, wal_bytes, wal_fpi, toplevel, "
             "left(regexp_replace(query, '\\s+', ' ', 'g'), 160) FROM pg_stat_statements "
             "WHERE query NOT LIKE '%%pg_stat_statements%%' ORDER BY total_exec_time DESC LIMIT %s",
             (limit,),
