@@ -257,8 +257,21 @@ def compare_spectators(mode: str, by_kind: dict[int, list[dict[str, Any]]]) -> s
     kinds = list(by_kind)
     base = by_kind[kinds[0]]
     keys = [("actions_per_s", "accepted actions/s", ",.0f"), ("server_cpu_us_per_action", "server CPU per action µs", ",.0f"),
+            ("server_user_us_per_action", "  of which user µs", ",.0f"), ("server_sys_us_per_action", "  of which system µs", ",.0f"),
+            ("server_cpu", "server CPU, share of one core", ".2f"), ("loadgen_cpu", "load generator CPU, share of one core", ".2f"),
             ("rtt_p99_ms", "players' round trip p99 ms", ".2f"), ("rss_peak_mb", "RSS peak MB", ".1f")]
     rows = []
+    if base[0].get("server_cpu_us_per_action") is not None:
+        # A saturated server with a core of its own does 1 / (CPU per action) actions a second:
+        # this ratio is the actions/s one spectator leaves, whoever else used the machine (the
+        # accepted actions/s above also depend on the load generator and the other processes).
+        for k in kinds[1:]:
+            other = by_kind[k]
+            m0, m1 = med([r.get("server_cpu_us_per_action") for r in base]), med([r.get("server_cpu_us_per_action") for r in other])
+            pairs = ", ".join(f"{b['server_cpu_us_per_action'] / o['server_cpu_us_per_action']:.3f}" for b, o in zip(base, other, strict=False)
+                              if b.get("server_cpu_us_per_action") and o.get("server_cpu_us_per_action"))
+            rows.append((f"server capacity (1 / CPU per action), {k} vs {kinds[0]}", f"{m0 / m1:.3f}" if m0 and m1 else "–",
+                         f"per run: {pairs}"))
     for key, name, spec in keys:
         if base[0].get(key) is None:
             continue

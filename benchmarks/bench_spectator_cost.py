@@ -6,12 +6,16 @@
         .venv/bin/python benchmarks/bench_spectator_cost.py --spectators 1 --rounds 30   # one of them
     .venv/bin/python benchmarks/bench_spectator_cost.py --cpu                # CPU time per action instead (noisy on a shared machine)
 
-The real server core (``ServerCore``, ``task.Clock``) with the real Twisted outbox
+The real server core (``ServerCore`` on a clock that keeps its timers in a heap, as the reactor
+does: ``HeapClock``; the server's GC policy, ``server/gcpolicy.py``) with the real Twisted outbox
 (``net.ServerFactory``: ``net.line`` and its cache of encoded views, ``LineProtocol.deliver``,
 ``write_now``) writing into transports that drop the bytes (no socket: the kernel's share of a
-write is what ``bench_server.py`` adds). ``--rooms`` rooms play ``--rounds`` actions each
-(safe explores and plants read from the server's truth, as ``tests/support/harness.py``'s
-oracle), every room with ``--spectators`` watcher connections from the start of its match.
+write is what ``bench_server.py`` adds). ``--rooms`` rooms play ``--rounds`` actions each, every
+room with ``--spectators`` watcher connections from the start of its match. ``--mix bots`` (the
+default) moves as ``bench_server.py``'s bots do (any legal cell from the seat's own view, so
+explores end matches by KO; a flag now and then; both players ``rematch`` after the end, each
+wish a change the spectators see too); ``--mix safe`` only mid-match actions (explores and plants
+on cells without any mine, read from the server's truth as ``tests/support/harness.py``'s oracle).
 
 After the set-up and 5 rounds of warm-up, the measured rounds run inside ``itertools.starmap``,
 so ``--toggle-collect=starmap_next`` counts them and nothing else: ``--callgrind`` prints the
@@ -93,7 +97,7 @@ class HeapClock:
             call.func(*call.args, **call.kw)
 
 
-def play(rooms: int, rounds: int, spectators: int, seed: int = 1, warmup: int = 5) -> tuple[int, int, float]:
+def play(rooms: int, rounds: int, spectators: int, seed: int = 1, warmup: int = 5, mix: str = "safe") -> tuple[int, int, float]:
     """Set up, play ``warmup`` rounds, then measure ``rounds``: (accepted actions, bytes written to
     spectators, CPU seconds) of the measured rounds."""
     import itertools
@@ -106,6 +110,7 @@ def play(rooms: int, rounds: int, spectators: int, seed: int = 1, warmup: int = 
     from mineduel.server.storage import MemoryStorage
     from mineduel.shared.rules.bitboard import FULL, cells
     from mineduel.shared.rules.engine import Phase
+    from mineduel.shared.rules.views import targets_of
     from mineduel.shared.wire import codec
 
     clock = HeapClock(1_700_000_000.0)
@@ -155,24 +160,45 @@ def play(rooms: int, rounds: int, spectators: int, seed: int = 1, warmup: int = 
         matches.append((code, a, b))
     accepted = 0
 
+    rng = random.Random(seed)
+
     def round_() -> None:
-        """Every room's seat to move makes one safe action (its own reactor turn)."""
+        """Every room's seat to move makes one action (its own reactor turn); ``mix`` "bots": a
+        finished match's two players send ``rematch`` instead (each its own turn)."""
         nonlocal accepted
         for code, _, _ in matches:
             room = core.rooms.rooms[code]
             match = room.match
-            if match is None or match.state.over:
+            if match is None:
                 continue
             state = match.state
+            if state.over:
+                if mix == "bots":
+                    for seat in room.seats:
+                        if seat.peer is not None:
+                            clock.advance(0.01)
+                            send(seat.peer, {"type": "rematch"})
+                continue
             seat = state.to_move
             peer = next(s.peer for s in room.seats if s.sid == match.players[seat])
-            safe = FULL & ~(state.revealed | state.any_marker | state.any_mine)
-            if state.phase in (Phase.OPEN_EXPLORE, Phase.EXPLORE):
-                msg: dict[str, Any] = {"type": "explore", "cell": list(divmod(next(cells(safe)), 8))}
-            elif state.phase in (Phase.OPEN_PLANT, Phase.PLANT):
-                msg = {"type": "plant", "cell": list(divmod(next(cells(safe or state.plantable(seat))), 8))}
-            else:
-                msg = {"type": "end_turn"}
+            if mix == "bots":  # as server_bots.choose_move: any legal cell, so explores may end in a KO
+                explore, plant, flag, _ = targets_of(state.phase, state.revealed, state.mines[seat], state.markers[seat],
+                                                     state.markers[1 - seat], state.quota_left)
+                if state.phase is Phase.END_WAIT:
+                    if flag and rng.random() < 0.25:
+                        msg: dict[str, Any] = {"type": "flag", "cell": list(divmod(rng.choice(list(cells(flag))), 8))}
+                    else:
+                        msg = {"type": "end_turn"}
+                else:
+                    msg = {"type": "explore" if explore else "plant", "cell": list(divmod(rng.choice(list(cells(explore or plant))), 8))}
+            else:  # "safe": mid-match actions only (no cell next to... any mine: no KO, no end)
+                safe = FULL & ~(state.revealed | state.any_marker | state.any_mine)
+                if state.phase in (Phase.OPEN_EXPLORE, Phase.EXPLORE):
+                    msg = {"type": "explore", "cell": list(divmod(next(cells(safe)), 8))}
+                elif state.phase in (Phase.OPEN_PLANT, Phase.PLANT):
+                    msg = {"type": "plant", "cell": list(divmod(next(cells(safe or state.plantable(seat))), 8))}
+                else:
+                    msg = {"type": "end_turn"}
             seq = match.seq
             clock.advance(0.25)
             send(peer, msg)
@@ -199,7 +225,7 @@ def callgrind(args: argparse.Namespace) -> int:
     for spectators in (0, 1):
         cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", "--toggle-collect=starmap_next",
                sys.executable, str(Path(__file__).resolve()),
-               "--rooms", str(args.rooms), "--rounds", str(args.rounds), "--spectators", str(spectators)]
+               "--rooms", str(args.rooms), "--rounds", str(args.rounds), "--spectators", str(spectators), "--mix", args.mix]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"})
         found = re.search(r"Collected : (\d+)", proc.stderr)
         assert found is not None, proc.stderr[-2000:]
@@ -208,7 +234,7 @@ def callgrind(args: argparse.Namespace) -> int:
         extra = f", {watched / actions:.0f} bytes to each spectator per action" if spectators else ""
         print(f"  {spectators} spectator(s) per room: {int(found.group(1)):,} instructions, {actions} actions{extra}",
               file=sys.stderr, flush=True)
-    print(f"instructions per action, {args.rooms} rooms x {args.rounds} rounds: without spectators {per[0] / 1000:,.1f}k, "
+    print(f"instructions per action, {args.rooms} rooms x {args.rounds} rounds, {args.mix} moves: without spectators {per[0] / 1000:,.1f}k, "
           f"with 1 per room {per[1] / 1000:,.1f}k: +{(per[1] - per[0]) / 1000:,.1f}k (x{per[1] / per[0]:.3f})")
     return 0
 
@@ -218,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rooms", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--spectators", type=int, default=0)
+    parser.add_argument("--mix", choices=["safe", "bots"], default="bots",
+                        help="bots: moves as bench_server.py's bots (random legal cells, KOs, rematches); safe: mid-match only")
     parser.add_argument("--callgrind", action="store_true", help="run both valgrind runs and print the difference")
     parser.add_argument("--cpu", action="store_true", help="print CPU time per action (0 and 1 spectator, alternating, 5 times)")
     args = parser.parse_args(argv)
@@ -229,12 +257,12 @@ def main(argv: list[str] | None = None) -> int:
         times: dict[int, list[float]] = {0: [], 1: []}
         for _ in range(5):
             for spectators in (0, 1):
-                actions, _, cpu = play(args.rooms, args.rounds, spectators)
+                actions, _, cpu = play(args.rooms, args.rounds, spectators, mix=args.mix)
                 times[spectators].append(cpu / actions * 1e6)
         m0, m1 = statistics.median(times[0]), statistics.median(times[1])
         print(f"CPU per action, median of 5: {m0:.1f} µs without, {m1:.1f} µs with 1 spectator per room (x{m1 / m0:.3f})")
         return 0
-    actions, watched, _ = play(args.rooms, args.rounds, args.spectators)
+    actions, watched, _ = play(args.rooms, args.rounds, args.spectators, mix=args.mix)
     print(actions, watched)
     return 0
 
