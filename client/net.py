@@ -243,7 +243,8 @@ def listed(s: Any) -> FoundServer | None:
             and type(s.protocol) is int and isinstance(s.host, str) and 0 < len(s.host) <= 255):
         return None
     name = "".join(c for c in str(s.name)[:40] if c.isprintable())
-    rooms = tuple(LanRoom(r.room, "".join(c for c in str(r.host)[:32] if c.isprintable()))
+    rooms = tuple(LanRoom(r.room, "".join(c for c in str(r.host)[:32] if c.isprintable()),
+                          getattr(r, "watchable", True) is not False)  # issue 19: a Watch greyed out, not refused
                   for r in tuple(getattr(s, "rooms", ()))[:8] if isinstance(r.room, str))
     instance = getattr(s, "instance", None)
     via = getattr(s, "via", None)  # a cluster node's answer: host and port are its front, checked (discovery.front_address)

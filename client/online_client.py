@@ -88,6 +88,7 @@ class LanRoom:
 
     code: str
     host_name: str  # may be empty: the screen then says "a player"
+    watchable: bool = True  # false: the room refuses spectators (PROTOCOL.md §12 ``watchable``; an older server: true)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1223,3 +1223,19 @@ def _watch_privacy_room_page(s: Shooter) -> None:
     code = other.send(type="create_room", client_seed="x", spectators=False)[0]["room"]
     rig.lobby.open_link(f"mineduel://192.168.1.5:47650/join/{code}")
     s.settle(0.5)
+
+
+@shot("watch_privacy_lan_rooms")
+def _watch_privacy_lan_rooms(s: Shooter) -> None:
+    """The LAN list: Jun's room takes no spectators (§12 watchable:false), its eye struck and faint;
+    tapped, the reason shows at once (no connection is made)."""
+    from dataclasses import replace
+
+    rig = _lan_rig(s, (("Ann", "a-1"), ("Jun", "j-1")))
+    laptop = rig.found[0]
+    rooms = tuple(replace(r, watchable=False) if r.host_name == "Jun" else r for r in laptop.rooms)
+    rig.found[0] = replace(laptop, rooms=rooms)
+    rig.click("find")
+    s.settle(0.3)
+    rig.click(f"watch:{next(r.code for r in rooms if not r.watchable)}")
+    s.settle(0.2)

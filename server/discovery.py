@@ -129,6 +129,7 @@ class ListedRoom:
 
     room: str
     host: str
+    watchable: bool = True  # ``"watchable":false``: the room refuses spectators (issue 19, watch-privacy)
 
 
 def listed_rooms(value: object) -> tuple[ListedRoom, ...]:
@@ -147,7 +148,7 @@ def listed_rooms(value: object) -> tuple[ListedRoom, ...]:
             code = codec.room_code(entry.get("room"))
         except ValueError:
             continue
-        rooms.append(ListedRoom(code, name))
+        rooms.append(ListedRoom(code, name, entry.get("watchable", True) is not False))  # only false counts
     return tuple(rooms)
 
 

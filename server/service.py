@@ -24,6 +24,7 @@ from mineduel.server.config import Config, default_db_path
 from mineduel.server.discovery import MAX_LISTED, DiscoveryServer
 from mineduel.server.match import RandBytes
 from mineduel.server.net import ListenerFactory, ServerFactory
+from mineduel.server.room import Room
 from mineduel.server.session import ServerCore
 from mineduel.server.storage import SQLiteStorage, Storage
 from mineduel.server.tls import ListenError, ListenSpec, listen_spec, make_endpoint
@@ -248,7 +249,7 @@ def start_server(
                 "open_rooms": core.rooms.open_rooms(),
                 "tls": first_spec.tls,
                 "id": instance,
-                "rooms": [{"room": code, "host": name} for code, name in core.rooms.lobby.listed_rooms(MAX_LISTED)],
+                "rooms": [_listed(core.rooms.rooms, code, name) for code, name in core.rooms.lobby.listed_rooms(MAX_LISTED)],
             }
             if first_pin is not None:
                 answer["pin"] = first_pin
@@ -316,3 +317,12 @@ def make_service(config: Config) -> service.MultiService:
     top = service.MultiService()
     GameService(config).setServiceParent(top)  # type: ignore[no-untyped-call]  # Twisted's Service is unannotated
     return top
+
+
+def _listed(rooms: dict[str, Room], code: str, name: str) -> dict[str, Any]:
+    """A LAN room entry (PROTOCOL.md §12): ``watchable`` only as false, for a room that refuses
+    spectators (so a client greys its Watch out); otherwise the same bytes as before."""
+    room = rooms.get(code)
+    if room is not None and not room.watchable:
+        return {"room": code, "host": name, "watchable": False}
+    return {"room": code, "host": name}

@@ -92,6 +92,18 @@ def draw_off_pill(canvas: pygame.Surface, lobby: OnlineScene, *, right: int, y: 
     pygame.draw.line(canvas, palette.INK_SOFT, (r.left - 21, y + 7), (r.left - 7, y - 7), 2)
 
 
+def say_watch_off(lobby: OnlineScene) -> None:
+    """The struck eye of a LAN room that refuses spectators (§12 ``watchable``): why, without a connection."""
+    lobby.local_notice = ("watch.off_here", {})
+    lobby.relayout()
+
+
+def strike_eye(canvas: pygame.Surface, rect: pygame.Rect) -> None:
+    """A diagonal over an eye button's icon: nobody may watch there."""
+    cx, cy = rect.center
+    pygame.draw.line(canvas, palette.INK_SOFT, (cx - 9, cy + 9), (cx + 9, cy - 9), 2)
+
+
 def toggle(lobby: OnlineScene) -> None:
     """Flip the choice and keep it (a kiosk keeps it for this player only: ``Allowed.save_settings``)."""
     settings = lobby.ctx.settings

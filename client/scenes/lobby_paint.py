@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pygame
 
-from mineduel.client.scenes.allow_watch import draw_watch_state
+from mineduel.client.scenes.allow_watch import draw_watch_state, strike_eye
 from mineduel.client.scenes.rating_words import ellipsized, rating_text
 from mineduel.client.ui import palette, shapes
 from mineduel.client.ui.text import blit_paragraph, blit_text, paragraph_height
@@ -131,6 +131,8 @@ class LobbyPainter:
                 small = fonts.fit_size(server.host, 11, 110, False, minimum=9)
                 shown = ellipsized(fonts, server.host, small, 110, bold=False)
                 blit_text(canvas, fonts, shown, small, palette.INK_FAINT, midright=(rect.right - 14, rect.centery + 11))
+            if room is not None and not room.watchable:  # issue 19: its eye struck, the room takes no spectators
+                strike_eye(canvas, self.lobby.widgets.by_name(f"watch:{room.code}").rect)
 
     def _draw_server(self, canvas: pygame.Surface) -> None:
         t = self.lobby.ctx.t

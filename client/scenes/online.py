@@ -42,7 +42,7 @@ import pygame
 
 from mineduel.client.i18n import native_name
 from mineduel.client.online_client import Conn, FoundServer, HostInfo, LanRoom, OnlineClient, OnlineServices, SessionSnapshot
-from mineduel.client.scenes.allow_watch import add_allow_watch, add_room_watch
+from mineduel.client.scenes.allow_watch import add_allow_watch, add_room_watch, say_watch_off
 from mineduel.client.scenes.base import Context, Scene
 from mineduel.client.scenes.game import GameScene
 from mineduel.client.scenes.lobby_paint import LobbyPainter
@@ -445,9 +445,13 @@ class OnlineScene(Scene):
                     row = button(54, partial(str, label), partial(self.seats.join_listed, server, lan_room), style="secondary",
                                  icon="person", icon_color=palette.OPP, layout="list", text_size=16, name=f"room:{lan_room.code}")
                     row.rect.width -= 54  # the eye beside it watches the room (issue 19)
-                    buttons.append(Button(pygame.Rect(row.rect.right + 8, row.rect.top, 46, 54), lambda: "",
-                                          partial(self.watching.watch_listed, server, lan_room), style="ghost", icon="eye",
-                                          icon_color=palette.ME_LIGHT, radius=12, name=f"watch:{lan_room.code}"))
+                    # A room that refuses spectators: a faint, struck eye (lobby_paint) whose tap says why at once.
+                    watch = (partial(self.watching.watch_listed, server, lan_room) if lan_room.watchable
+                             else partial(say_watch_off, self))
+                    buttons.append(Button(pygame.Rect(row.rect.right + 8, row.rect.top, 46, 54), lambda: "", watch,
+                                          style="ghost", icon="eye",
+                                          icon_color=palette.ME_LIGHT if lan_room.watchable else palette.INK_FAINT,
+                                          radius=12, name=f"watch:{lan_room.code}"))
                 else:
                     label = f"{server.name}  ({server.open_rooms})"
                     button(54, partial(str, label), partial(self.connect_to, server.host, server.port, tls=server.tls,

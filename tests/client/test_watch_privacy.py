@@ -161,3 +161,30 @@ def test_a_room_page_says_watching_is_off_before_any_tap(tmp_path):
         assert watch.enabled and watch.label() == "Watch"
     finally:
         p.close()
+
+
+def test_a_lan_room_that_refuses_spectators_has_a_struck_eye_that_says_why(tmp_path):
+    """§12 watchable:false on a LAN room: its eye is faint, and a tap says why at once, without
+    opening the spectator screen (nothing to fail after the tap); the other room's eye watches."""
+    from mineduel.client.online_client import FoundServer, LanRoom
+    from mineduel.client.scenes.online import OnlineScene
+    from mineduel.client.ui import palette
+
+    srv = InProcessServer()
+    shut = srv.peer().send(type="create_room", name="Jun", listed=True, client_seed="j", spectators=False)[0]["room"]
+    open_ = srv.peer().send(type="create_room", name="Ann", listed=True, client_seed="a")[0]["room"]
+    p = Player(tmp_path, srv, name="Eve")
+    found = FoundServer("192.168.1.5", 47650, "Laptop", 2, rooms=(LanRoom(shut, "Jun", False), LanRoom(open_, "Ann")))
+    p.services.discover = lambda done: done([found])
+    try:
+        p.click("friend")
+        p.click("find")
+        eye = p.lobby.widgets.by_name(f"watch:{shut}")
+        assert eye.icon_color == palette.INK_FAINT
+        assert p.lobby.widgets.by_name(f"watch:{open_}").icon_color == palette.ME_LIGHT
+        p.click(f"watch:{shut}")
+        assert isinstance(p.d.app.stack.top, OnlineScene) and p.lobby.local_notice == ("watch.off_here", {})
+        p.click(f"watch:{open_}")
+        assert isinstance(p.d.app.stack.top, SpectateScene)
+    finally:
+        p.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import pytest_twisted
 from support.players import identify
 
 from mineduel.shared.wire import codec
@@ -200,3 +201,64 @@ def test_peek_says_whether_a_room_takes_spectators() -> None:
     assert info["watchable"] is False and m.RoomInfo.parse(info).watchable is False
     with pytest.raises(m.BadMessage):
         m.RoomInfo.parse({**info, "watchable": "no"})
+
+
+# ----- LAN discovery: a listed room that refuses spectators says so (PROTOCOL.md §12) -----------------
+
+
+def test_a_lan_entry_says_watchable_false_only_for_a_room_that_refuses_spectators() -> None:
+    from mineduel.server.service import _listed
+
+    h = Harness()
+    shut = h.connect("10.0.0.1").send(type="create_room", name="Ann", listed=True, spectators=False)[0]["room"]
+    open_ = h.connect("10.0.0.2").send(type="create_room", name="Bob", listed=True)[0]["room"]
+    rooms = h.rooms.rooms
+    assert _listed(rooms, shut, "Ann") == {"room": shut, "host": "Ann", "watchable": False}
+    assert _listed(rooms, open_, "Bob") == {"room": open_, "host": "Bob"}  # the same bytes as before
+
+
+def test_the_client_reads_watchable_and_an_older_answer_is_watchable() -> None:
+    from mineduel.server.discovery import ListedRoom, listed_rooms
+
+    found = listed_rooms([{"room": "ABC234", "host": "Ann", "watchable": False}, {"room": "ABC235", "host": "Bob"},
+                          {"room": "ABC236", "host": "Cy", "watchable": "no"}])
+    assert found == (ListedRoom("ABC234", "Ann", False), ListedRoom("ABC235", "Bob"), ListedRoom("ABC236", "Cy"))
+
+
+def test_eight_unwatchable_rooms_still_fit_the_amplification_bound() -> None:
+    """19 more bytes per entry: the answer stays within 3 × the request (rooms dropped from the oldest)."""
+    import json
+
+    from mineduel.server.discovery import AMPLIFICATION, MAX_REPLY, REQUEST_SIZE, reply_datagram
+
+    rooms = [{"room": "ABC23" + c, "host": "名前" * 16, "watchable": False} for c in "23456789"]
+    answer = {"type": "server", "protocol": 1, "name": f"MINE DUEL ({'h' * 40})", "version": "0.2.0", "port": 47650,
+              "open_rooms": 8, "tls": False, "id": "0123456789abcdef", "rooms": rooms}
+    data = reply_datagram(answer, REQUEST_SIZE)
+    assert len(data) <= min(MAX_REPLY, AMPLIFICATION * REQUEST_SIZE)
+    kept = json.loads(data)["rooms"]
+    assert kept and kept == rooms[: len(kept)]
+
+
+@pytest_twisted.ensureDeferred
+async def test_discovery_over_udp_says_which_listed_room_refuses_spectators(tmp_path: Any) -> None:
+    from twisted.internet import reactor
+
+    from mineduel.server.client import connect
+    from mineduel.server.config import Config
+    from mineduel.server.discovery import ListedRoom, discover
+    from mineduel.server.service import start_server
+
+    handle = start_server(reactor, Config(host="127.0.0.1", port=0, udp_port=0, db=str(tmp_path / "d.db"), name="Laptop"))
+    try:
+        host = await connect(reactor, "127.0.0.1", handle.port, "t/1")
+        await host.hello()
+        shut = await host.request("create_room", name="Ann", listed=True, spectators=False)
+        (server,) = await discover(reactor, handle.udp_port, 0.3, ("127.0.0.1", "127.0.0.1"))
+        assert server.rooms == (ListedRoom(shut["room"], "Ann", False),)
+        await host.request("set_spectators", allowed=True)
+        (server,) = await discover(reactor, handle.udp_port, 0.3, ("127.0.0.1", "127.0.0.1"))
+        assert server.rooms == (ListedRoom(shut["room"], "Ann", True),)
+        await host.close()
+    finally:
+        await handle.stop()
