@@ -260,7 +260,7 @@ class SpectatePainter:
             r = blit_text(canvas, fonts, name, size, palette.INK_SOFT, bold=True, midleft=(swatch.right + 6, y))
             x = r.right + 14
         state = scene.watcher.state
-        if state is not None:
+        if state is not None and scene.watcher.error != "watch.closed_off":  # sent away: nobody watches now (issue 19)
             text = ctx.t("watch.spectators", count=state.spectators)
             size = fonts.fit_size(text, 13, 380 - x - 24, True)
             r = blit_text(canvas, fonts, text, size, palette.INK_SOFT, bold=True, midright=(380, y))
