@@ -234,13 +234,15 @@ def spectate_state(room: Room, now: float, fx: Effects | None = None) -> m.Spect
             round(now, 3), None, None, None,
         )
     state = match.state
-    over = match.over
+    over = state.over
+    seq = match.seq  # a property, as is over: read once
+    at = match.deadline
     players = _spectate_players(room, match, over, now)
-    known, seq, board0 = _board0
-    if known is match and seq == match.seq:
+    known, known_seq, board0 = _board0
+    if known is match and known_seq == seq:
         board = m.SpectateBoard(board0.numbers, board0.opened_by, board0.markers)
     else:
-        board = spectator_board(state.view(0, match.deadline))
+        board = spectator_board(state.view(0, at))
     result = reveal = None
     if over:
         outcome = state.outcome()
@@ -248,14 +250,14 @@ def spectate_state(room: Room, now: float, fx: Effects | None = None) -> m.Spect
         result = result_of(outcome, 0)
         reveal = reveal_of(state.reveal(), 0)
     timing = _timing0
-    if fx is not None and timing[0] is fx and timing[1] is match and timing[2] == match.seq and timing[3] == match.deadline:
+    if fx is not None and timing[0] is fx and timing[1] is match and timing[2] == seq and timing[3] == at:
         deadline, server_time = timing[4], timing[5]
     else:
-        deadline, server_time = _deadline(match.deadline, now), round(now, 3)
+        deadline, server_time = _deadline(at, now), round(now, 3)
     # Positional, in the field order of m.SpectateState: built once per action of a watched room.
     return m.SpectateState(
         room.code, "finished" if over else "playing", len(room.spectators or ()), players, match.id, match.number,
-        match.seq, state.phase._value_, state.to_move, state.turn, None if over else deadline,
+        seq, state.phase._value_, state.to_move, state.turn, None if over else deadline,
         server_time, board, result, reveal,
     )
 
