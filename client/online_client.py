@@ -390,6 +390,8 @@ class OnlineClient:
         self.connect(saved.host, saved.port, tls=saved.tls, pin=saved.pin)
         self.room_code = saved.room
         self.token = saved.token
+        if saved.created:
+            self.created = saved.room  # a host back after a restart keeps its waiting room's toggle (§16)
         self.busy = "resume"
 
     def create_room(self, *, listed: bool = False, rated: bool | None = None, spectators: bool = True) -> None:
@@ -537,12 +539,12 @@ class OnlineClient:
                 self.busy = None
                 self.moves = 0
             case RoomCreated():
+                self.created = msg.room  # (a parsed room code) before the seat is stored: kept with its token
                 self.take_seat(msg.room, msg.invite, msg.token)
-                self.created = self.room_code
             case Joined():
-                self.take_seat(msg.room, msg.invite, None if msg.resumed else msg.token)
                 if not msg.resumed:
                     self.created = None  # a joined seat is not its room's creator
+                self.take_seat(msg.room, msg.invite, None if msg.resumed else msg.token)
             case Room():
                 codec.room_code(msg.room)
                 self.room = msg
@@ -616,7 +618,8 @@ class OnlineClient:
         if self.address is None or self.room_code is None or self.token is None:
             return
         host, port = self.address
-        saved = SavedSession(host, port, self.room_code, self.token, playing, self.services.wall_clock(), self.tls, self.pin)
+        saved = SavedSession(host, port, self.room_code, self.token, playing, self.services.wall_clock(), self.tls, self.pin,
+                             self.created is not None and self.created == self.room_code)
         self.token_saved = self.services.tokens.save(saved)
         if not self.token_saved:
             self.notice = ("online.token_unavailable", ())

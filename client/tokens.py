@@ -45,6 +45,7 @@ class SavedSession:
     saved_at: float = 0.0  # wall clock, for the record only (the server decides what is late)
     tls: bool = False  # the server is reached over TLS (a mineduels:// link) ...
     pin: str | None = None  # ... accepting only the certificate with this SHA-256
+    created: bool = False  # this seat created its room: its waiting room offers set_spectators (PROTOCOL.md §16)
 
     def with_playing(self, playing: bool, saved_at: float) -> SavedSession:
         return replace(self, playing=playing, saved_at=saved_at)
@@ -88,6 +89,7 @@ class TokenStore:
                 saved_at=number(data, "saved_at", 0.0),
                 tls=flag(data, "tls", False),
                 pin=None if pin is None else normalise_pin(text(data, "pin", limit=200)),
+                created=flag(data, "created", False),
             )
         except ValueError as exc:
             log.warning("tokens: %s does not hold a session (%s)", self.path, exc)

@@ -188,3 +188,45 @@ def test_a_lan_room_that_refuses_spectators_has_a_struck_eye_that_says_why(tmp_p
         assert isinstance(p.d.app.stack.top, SpectateScene)
     finally:
         p.close()
+
+
+def test_a_host_back_after_a_restart_keeps_the_toggle(tmp_path):
+    """The saved session says the seat created its room (tokens.json ``created``): after the app
+    restarts and resumes the seat, the waiting room still offers Let others watch; a joiner's saved
+    seat does not."""
+    from mineduel.client.tokens import TokenStore
+
+    srv = InProcessServer()
+    host = Player(tmp_path / "h", srv)
+    try:
+        host.click("friend")
+        host.click("host")
+        code = host.lobby.client.room_code
+        saved = TokenStore(tmp_path / "h" / "data").load()
+        assert saved is not None and saved.room == code and saved.created
+    finally:
+        host.close()
+    again = Player(tmp_path / "h", srv)
+    try:
+        again.click("friend")
+        again.lobby.resume_saved()
+        again.d.frame()
+        again.d.frame()
+        assert again.lobby.page == "waiting" and again.lobby.client.room_code == code
+        assert "room_watch" in [b.name for b in again.lobby.widgets.buttons]
+        again.click("room_watch")
+        again.d.frame()
+        assert srv.room(code).watchable is False
+    finally:
+        again.close()
+    joiner = Player(tmp_path / "j", srv, name="Jun")
+    try:
+        joiner.click("friend")
+        joiner.lobby.connect_to("192.168.1.5", 47650)
+        joiner.d.frame()
+        joiner.lobby.code_field.set_text(code)
+        joiner.click("join_code")
+        saved = TokenStore(tmp_path / "j" / "data").load()
+        assert saved is not None and saved.room == code and not saved.created
+    finally:
+        joiner.close()
