@@ -502,3 +502,25 @@ def test_a_sweep_that_finds_no_expired_lease_writes_nothing(pg_dsn, pg_open):
     assert b.cluster.claim_expired(1) == ["ROOMAA"] and b.cluster.claim_expired(64) == ["ROOMAB"]
     assert room_row(pg_dsn, "ROOMAA") == ("b", 2) and b.held() == {"ROOMAA": 2, "ROOMAB": 2}
     assert version("b") == before
+
+
+def test_a_schema_6_database_gets_the_fence_by_key(pg_dsn, pg_open):
+    """Migration 7 replaces step 4's fence in a database a schema 6 server left (rooms in it): the
+    function now reads each room by its key, and still refuses a commit to a room taken over."""
+    with psycopg.connect(pg_dsn, autocommit=True) as db:
+        db.execute("CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL)")
+        for step in MIGRATIONS[:6]:
+            db.execute(step)
+        db.execute("INSERT INTO meta VALUES ('schema', '6')")
+        db.execute("""INSERT INTO rooms (code, data) VALUES ('OLDABC', '{"match":{"id":"m1"}}')""")
+    a, b = pg_open(node="a"), pg_open(node="b")
+    with psycopg.connect(pg_dsn, autocommit=True) as db:
+        source = db.execute("SELECT prosrc FROM pg_proc WHERE proname = 'mineduel_fence'").fetchone()[0]
+    assert a.meta("schema") == "7" and "WHERE r.code = c FOR UPDATE" in source and "string_agg" not in source
+    assert a.load_room("OLDABC") == ({"match": {"id": "m1"}}, [])
+    a.commit(Write(actions=[("m1", 0, {"n": 0})], meta={"clock": "1.0"}))
+    expire(pg_dsn, "a")
+    assert b.load_room("OLDABC") is not None
+    with pytest.raises(OwnershipLost) as lost:
+        a.commit(Write(actions=[("m1", 1, {"n": 1})], meta={"clock": "2.0"}))
+    assert lost.value.rooms == frozenset({"OLDABC"}) and b.load_room("OLDABC")[1] == [{"n": 0}]
