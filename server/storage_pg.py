@@ -258,18 +258,22 @@ class PostgresStorage:
             # re-planned at every commit as PostgreSQL's "auto" did (its custom plans looked cheaper)
             # — about 150 µs of the database's CPU per commit (measured, docs/PERFORMANCE.md
             # "Cluster: the commit's cost"). The fence function's own statements too.
+            # The players' reads with a range and a LIMIT are not prepared (``_read(prepare=False)``).
             db.execute("SET plan_cache_mode = force_generic_plan")
             self._db = db
         return db
 
-    def _read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
-        """A read in autocommit; once retried on a fresh connection if the old one was lost."""
+    def _read(self, sql: str, params: Sequence[Any] | dict[str, Any] = (), *,
+              prepare: bool | None = None) -> list[tuple[Any, ...]]:
+        """A read in autocommit; once retried on a fresh connection if the old one was lost.
+        ``prepare=False``: planned for its values each time (a range and a ``LIMIT`` whose best plan
+        depends on them: the connection's prepared statements get one generic plan)."""
         try:
-            return self._connection().execute(sql, params).fetchall()
+            return self._connection().execute(sql, params, prepare=prepare).fetchall()
         except psycopg.OperationalError:
             if self._db is not None and not self._db.broken:
                 raise
-            return self._connection().execute(sql, params).fetchall()
+            return self._connection().execute(sql, params, prepare=prepare).fetchall()
 
     def _renew(self, db: Connection, clock: float | None = None) -> None:
         db.execute(_RENEW, {"node": self.node, "lease": self.lease_seconds, "clock": clock})
@@ -577,7 +581,7 @@ class PostgresStorage:
     def leaderboard(self, limit: int, max_deviation: float) -> list[PlayerRow]:
         rows = self._read(
             f"SELECT {_PLAYER_COLUMNS} FROM players WHERE deviation <= %s ORDER BY rating DESC, player COLLATE \"C\" LIMIT %s",
-            (max_deviation, limit),
+            (max_deviation, limit), prepare=False,
         )
         return [PlayerRow(*row) for row in rows]
 
@@ -588,7 +592,7 @@ class PostgresStorage:
         rows = self._read(
             "SELECT count(*) FROM players WHERE deviation <= %s AND "
             "(rating > %s OR (rating = %s AND player COLLATE \"C\" < %s))",
-            (max_deviation, me.rating, me.rating, me.player),
+            (max_deviation, me.rating, me.rating, me.player), prepare=False,
         )
         return int(rows[0][0]) + 1
 
@@ -596,7 +600,7 @@ class PostgresStorage:
         rows = self._read(
             f"SELECT {_RESULT_COLUMNS} FROM rated_results WHERE player = %s "
             "ORDER BY at DESC, match_id COLLATE \"C\" DESC LIMIT %s",
-            (player, limit),
+            (player, limit), prepare=False,
         )
         return [RatedResult(*row) for row in rows]
 

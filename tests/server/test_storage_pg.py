@@ -524,3 +524,24 @@ def test_a_schema_6_database_gets_the_fence_by_key(pg_dsn, pg_open):
     with pytest.raises(OwnershipLost) as lost:
         a.commit(Write(actions=[("m1", 1, {"n": 1})], meta={"clock": "2.0"}))
     assert lost.value.rooms == frozenset({"OLDABC"}) and b.load_room("OLDABC")[1] == [{"n": 0}]
+
+
+def test_the_commit_is_prepared_once_and_the_players_range_reads_are_not(pg_open):
+    """The connection plans prepared statements once (generic plans): the commit, run again and
+    again, is prepared; the leaderboard, rank and recent results (a range and a LIMIT, whose best
+    plan depends on the values) are never prepared, so each is planned for its values."""
+    storage = pg_open(node="a")
+    storage.commit(Write(rooms={"ROOMAA": {"match": {"id": "m"}}}))
+    storage.commit(Write(players=[PlayerRow("k" * 64, "p" * 16, "Ann")]))
+    for seq in range(8):
+        storage.commit(Write(actions=[("m", seq, {"n": seq})], meta={"clock": f"{seq}.0"}))
+        storage.leaderboard(10, 350.0)
+        storage.rank_of("p" * 16, 350.0)
+        storage.recent_results("p" * 16, 10)
+    db = storage._connection()
+    assert db.execute("SHOW plan_cache_mode").fetchone()[0] == "force_generic_plan"
+    prepared = [row[0] for row in db.execute("SELECT statement FROM pg_prepared_statements").fetchall()]
+    assert any("mineduel_fence" in sql for sql in prepared)
+    assert any("FROM players WHERE player =" in sql for sql in prepared)  # a lookup by key: prepared
+    assert not any("ORDER BY rating" in sql or "count(*) FROM players" in sql or "FROM rated_results" in sql
+                   for sql in prepared)
