@@ -226,8 +226,10 @@ class LineProtocol(LineOnlyReceiver):
         if self.cut or self.transport is None:
             return
         if not self.paused:  # nearly always; a spectator's turn is one view: no list to join
-            write_now(self.conn, line(messages[0]) if len(messages) == 1 else b"".join([line(message) for message in messages]))
-            self.wrote()
+            # Not paused, so no tail: all of it sent now leaves nothing unread to check.
+            data = line(messages[0]) if len(messages) == 1 else b"".join([line(message) for message in messages])
+            if not write_now(self.conn, data):
+                self.wrote()
             return
         tail = self.tail
         chunks: list[bytes] = []
@@ -283,8 +285,9 @@ class LineProtocol(LineOnlyReceiver):
             self.cut_off("unread_output", f"over {self.factory.core.config.max_unsent} bytes unread")
 
 
-def write_now(transport: Connection, data: bytes) -> None:
-    """Send at once when nothing is queued, else queue behind what is.
+def write_now(transport: Connection, data: bytes) -> bool:
+    """Send at once when nothing is queued, else queue behind what is; ``True``: all of it went
+    to the socket now, so nothing of this connection waits unsent (no need to check :meth:`LineProtocol.wrote`).
 
     Twisted queues every write and sends it on the next poll, which costs two ``epoll_ctl`` calls
     and a write event per connection per turn (measured: about a tenth of the server's time at
@@ -297,7 +300,7 @@ def write_now(transport: Connection, data: bytes) -> None:
         # A TLS transport forwards unknown attributes to the TCP connection beneath it: its
         # ``socket`` would put plaintext on the wire. Only a plain TCP connection takes the shortcut.
         transport.write(data)
-        return
+        return False
     # Plain attributes of every tcp.Connection (FileDescriptor's), read directly; only ``socket``
     # goes once the connection is lost.
     sock = getattr(tcp_conn, "socket", None)
@@ -309,16 +312,18 @@ def write_now(transport: Connection, data: bytes) -> None:
         or tcp_conn.offset != len(tcp_conn.dataBuffer)
     ):
         transport.write(data)
-        return
+        return False
     try:
         sent = sock.send(data)
     except BlockingIOError:
         sent = 0
     except OSError:
         transport.write(data)  # Twisted finds the broken connection and reports it as usual
-        return
+        return False
     if sent < len(data):
         transport.write(data[sent:])
+        return False
+    return True
 
 
 class ListenerFactory(Factory[LineProtocol]):
@@ -362,8 +367,8 @@ class ServerFactory(Factory[LineProtocol]):
             if proto.paused:
                 proto.deliver((message,))
                 return
-            write_now(proto.conn, line(message))
-            proto.wrote()
+            if not write_now(proto.conn, line(message)):  # not paused: no tail to count
+                proto.wrote()
 
     def send_all(self, items: Sequence[tuple[int, Outgoing | None]]) -> None:
         """Messages (``None``: close) in order: one write per connection, closes after its data."""
