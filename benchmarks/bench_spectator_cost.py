@@ -9,8 +9,8 @@
 The real server core (``ServerCore`` on a clock that keeps its timers in a heap, as the reactor
 does: ``HeapClock``; the server's GC policy, ``server/gcpolicy.py``) with the real Twisted outbox
 (``net.ServerFactory``: ``net.line`` and its cache of encoded views, ``LineProtocol.deliver``,
-``write_now``) writing into transports that drop the bytes (no socket: the kernel's share of a
-write is what ``bench_server.py`` adds). ``--rooms`` rooms play ``--rounds`` actions each, every
+``write_now``) writing to real ``tcp.Connection`` transports on socketpairs (callgrind counts the
+user-space instructions only: the kernel's share of a write is what ``bench_server.py`` adds). ``--rooms`` rooms play ``--rounds`` actions each, every
 room with ``--spectators`` watcher connections from the start of its match. ``--mix bots`` (the
 default) moves as ``bench_server.py``'s bots do (any legal cell from the seat's own view, so
 explores end matches by KO; a flag now and then; both players ``rematch`` after the end, each
@@ -39,20 +39,40 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
-class _Sink:
-    """A transport that takes every write and keeps only the byte count."""
+def _socket_transport(protocol: Any) -> tuple[Any, Any]:
+    """A real ``tcp.Connection`` on one end of a socketpair, so every write takes the server's own
+    path (``write_now``: the socket's ``send``); the other end is returned to count what arrived.
+    Nothing reads during the run: a room's ~35 actions fit the sockets' buffers."""
+    import socket
 
-    def __init__(self) -> None:
-        self.written = 0
+    from twisted.internet import reactor, tcp
 
-    def write(self, data: bytes) -> None:
-        self.written += len(data)
+    class Connection(tcp.Connection):
+        def getPeer(self) -> Any:
+            return None
 
-    def loseConnection(self) -> None: ...
-    def abortConnection(self) -> None: ...
-    def registerProducer(self, producer: object, streaming: bool) -> None: ...
-    def pauseProducing(self) -> None: ...
-    def resumeProducing(self) -> None: ...
+        def getHost(self) -> Any:
+            return None
+
+    mine, theirs = socket.socketpair()
+    mine.setblocking(False)
+    theirs.setblocking(False)
+    conn = Connection(mine, protocol, reactor)
+    conn.connected = 1
+    return conn, theirs
+
+
+def _received(sock: Any) -> int:
+    """Bytes waiting at the far end of a socket transport (read and dropped)."""
+    total = 0
+    while True:
+        try:
+            chunk = sock.recv(1 << 20)
+        except BlockingIOError:
+            return total
+        if not chunk:
+            return total
+        total += len(chunk)
 
 
 class HeapClock:
@@ -125,16 +145,14 @@ def play(rooms: int, rounds: int, spectators: int, seed: int = 1, warmup: int = 
                       outbox=factory, config=config)
     factory.core = core
     pids = iter(range(1, 10**7))
-    sinks: dict[int, _Sink] = {}
+    far: dict[int, Any] = {}  # connection -> the socket its bytes arrive at
 
     def connect(address: str) -> int:
         pid = next(pids)
         proto = factory.buildProtocol(None)
         proto.pid = pid
-        sink = _Sink()
-        proto.transport = sink  # type: ignore[assignment]
+        proto.transport, far[pid] = _socket_transport(proto)
         factory.protocols[pid] = proto
-        sinks[pid] = sink
         core.connection_made(pid, address, "127.0.0.1", 47650)
         send(pid, {"type": "hello", "protocol": 1, "client": "bench/1"})
         return pid
@@ -209,14 +227,18 @@ def play(rooms: int, rounds: int, spectators: int, seed: int = 1, warmup: int = 
     gc.collect()
     FreezeAfterFullCollections(clock).install()  # the server's own GC policy (server/gcpolicy.py)
     accepted = 0
-    before = sum(sinks[w].written for w in watchers)
+    for w in watchers:
+        _received(far[w])
     # The measured part runs inside ``itertools.starmap`` only: under callgrind
     # ``--toggle-collect=starmap_next`` counts these rounds and nothing else (imports, set-up).
     cpu = time.process_time()
     for _ in itertools.starmap(round_, itertools.repeat((), rounds)):
         pass
     cpu = time.process_time() - cpu
-    return accepted, sum(sinks[w].written for w in watchers) - before, cpu
+    watched = sum(_received(far[w]) for w in watchers)
+    for sock in far.values():
+        _received(sock)
+    return accepted, watched, cpu
 
 
 def callgrind(args: argparse.Namespace) -> int:
