@@ -676,6 +676,8 @@ class Tour:
         w.send(name, type="join", room=w.audit.main_room)  # already_seated
         w.send(name, type="explore", cell=[8, 0])  # bad_request
         w.send(name, type="get_record", match_id=f"{rng.getrandbits(64):016x}")  # not_found
+        if w.sids[name] != 0:  # the room's seat, not the match's (a rematch may swap who moves first)
+            w.send(name, type="set_spectators", allowed=False)  # not_host: only the room's creator chooses (§16)
         room = w.room
         if room.match is None:
             w.send(name, type="explore", cell=[0, 0])  # no_match
