@@ -87,6 +87,9 @@ class SpectateScene(Scene):
         the link is down, that the board is the last view seen."""
         if self.watcher.status == Watch.RECONNECTING and self.watcher.state is not None:
             return self.ctx.t("cluster.moving" if self.watcher.moving else "watch.held")  # issue 21: no drop, a move
+        state = self.watcher.state
+        if self.watcher.status == Watch.CLOSED and state is not None and state.result is None:
+            return self.ctx.t("watch.last_view")  # sent away or the room closed mid-match: nothing here is live now
         texts = [self.event_words(e) for e in self.events[-EVENT_LINES:]]
         texts = [t for t in texts if t]
         return " · ".join(texts) if texts else None

@@ -112,6 +112,7 @@ def test_the_host_turns_watching_off_in_the_waiting_room_and_the_spectator_is_to
         key, retry = watcher.problem()
         assert key == "watch.closed_off" and not retry
         assert eye.d.app.ctx.t(key) == "The host turned watching off for this room."
+        assert watcher.event_text() == "The last view before watching stopped"  # no longer "You're watching live"
         assert host.d.app.ctx.settings.allow_watch  # this room only: new rooms keep the setting
         host.click("room_watch")
         host.d.frame()
